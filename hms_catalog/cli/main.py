@@ -1,0 +1,102 @@
+"""The ``hms-catalog`` command: run catalog statements (-e, -f, piped stdin or a prompt) or manage the
+embedded metastore (``hms-catalog metastore ...``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hms_catalog._logging import configure_logging
+from hms_catalog.cli.metastore_command import add_metastore_parser, run_metastore_command
+from hms_catalog.cli.render import FORMATS, renderer_for
+from hms_catalog.cli.repl import interactive_session, stream_session
+from hms_catalog.cli.runner import StatementRunner
+from hms_catalog.execution import Session
+from hms_catalog.manager import CatalogManager
+from hms_catalog.store import HOME_ENV, CatalogStore, default_home
+
+__all__ = ["main", "build_parser"]
+
+_DESCRIPTION = """\
+An external catalog over Hive Metastores.
+
+Define catalogs with Doris-style statements, then browse what the metastore holds.
+Statements end with ';' and keywords are case-insensitive. Catalog definitions are kept
+under --home and survive restarts.
+"""
+
+_EPILOG = f"""\
+statements:
+  CREATE CATALOG [IF NOT EXISTS] name [COMMENT 'text'] PROPERTIES ('k'='v', ...)
+  DROP CATALOG [IF EXISTS] name
+  ALTER CATALOG name SET PROPERTIES ('k'='v', ...) | ALTER CATALOG name RENAME new_name
+  SHOW CATALOGS | SHOW CREATE CATALOG name | SWITCH name | USE [cat.]db
+  SHOW DATABASES [FROM cat] | SHOW TABLES [FROM [cat.]db] [LIKE 'pattern']
+  DESC[RIBE] [[cat.]db.]table
+  REFRESH CATALOG name | REFRESH DATABASE [cat.]db | REFRESH TABLE [[cat.]db.]table
+
+examples:
+  hms-catalog metastore start        # a local metastore at thrift://127.0.0.1:9083
+  hms-catalog -e "CREATE CATALOG hive PROPERTIES ('type'='hms',
+                  'hive.metastore.uris'='thrift://127.0.0.1:9083')"
+  hms-catalog -e "SHOW DATABASES FROM hive; DESCRIBE hive.default.t"
+  hms-catalog --format json -f statements.sql
+  echo "SHOW CATALOGS;" | hms-catalog
+
+environment:
+  {HOME_ENV}   default for --home (else ~/.hms-catalog)
+
+exit status: 0 when every statement succeeded, 1 when one failed (with -e/-f the run stops there;
+statements before it stay applied), 2 for bad command-line arguments.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hms-catalog", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("-e", "--execute", metavar="STATEMENTS", help="run these statements and exit")
+    source.add_argument("-f", "--file", metavar="FILE", type=Path, help="run the statements in FILE and exit")
+    parser.add_argument("--home", type=Path, help=f"where catalog definitions live (default ${HOME_ENV} or ~/.hms-catalog)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="result format (default text; json: one line per statement)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    subparsers = parser.add_subparsers(dest="command", metavar="{metastore}")
+    add_metastore_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(debug=args.debug)
+    home = (args.home or default_home()).expanduser()
+    if args.command == "metastore":
+        return run_metastore_command(args, home)
+    manager = CatalogManager(CatalogStore(home))
+    runner = StatementRunner(Session(manager), renderer_for(args.format), debug=args.debug)
+    try:
+        return _run_statements(args, runner, home)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        manager.close()
+
+
+def _run_statements(args: argparse.Namespace, runner: StatementRunner, home: Path) -> int:
+    if args.execute is not None:
+        return 0 if runner.run_all(args.execute, stop_on_error=True) else 1
+    if args.file is not None:
+        try:
+            text = args.file.read_text(encoding="utf-8")
+        except OSError as error:
+            print(f"error: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+            return 1
+        return 0 if runner.run_all(text, stop_on_error=True) else 1
+    if sys.stdin.isatty():
+        interactive_session(runner, home / "history")
+        return 0
+    return 0 if stream_session(runner, sys.stdin) else 1
+
+

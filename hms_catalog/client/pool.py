@@ -1,0 +1,256 @@
+"""A bounded, thread-safe pool of metastore connections with multi-URI failover and retries.
+
+Shape taken from the catalogs that run HMS in production: clients are opened lazily, at most
+``pool_size`` are out at once, a borrower waits up to ``borrow_timeout`` for one, and a client whose
+connection broke is closed and thrown away instead of being handed to the next borrower (a thrift
+connection that failed mid-call is out of sync and would poison every later call).
+
+Failover: URIs are tried in the order given. One that refused a connection or broke a call is put in
+backoff for ``uri_backoff`` seconds and tried only when no other URI is live. :meth:`HmsClientPool.call`
+retries transport failures (never the metastore's own answers, such as NoSuchObjectException) with
+capped exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from thrift.Thrift import TApplicationException, TException
+from thrift.transport.TTransport import TTransportException
+
+from hms_catalog.client._transport import Connection, open_connection
+from hms_catalog.client.metrics import ClientMetrics
+from hms_catalog.errors import MetastoreUnavailableError, PoolClosedError, PoolExhaustedError
+from hms_catalog.properties import BORROW_TIMEOUT, ClientConfig, MetastoreUri
+
+__all__ = ["HmsClientPool", "BorrowedClient", "is_application_error"]
+
+log = logging.getLogger(__name__)
+
+BACKOFF_CAP_SECONDS = 30.0
+
+Connector = Callable[..., Connection]
+
+
+def is_application_error(error: BaseException) -> bool:
+    """Whether ``error`` is an answer from the metastore (the connection is still in sync).
+
+    Generated exceptions such as NoSuchObjectException and MetaException derive from TException but not
+    from TTransportException; those were read off the wire in full, so the connection stays usable.
+    """
+    if isinstance(error, TTransportException):
+        return False
+    return isinstance(error, (TApplicationException, TException)) and not isinstance(error, OSError)
+
+
+class _NoMetastoreReachable(MetastoreUnavailableError):
+    """Every URI refused the connection; retried by :meth:`HmsClientPool.call` like a transport error."""
+
+
+class BorrowedClient:
+    """The thrift client of one borrowed connection, counting each call by method.
+
+    Any attribute is the thrift method of the same name. A call that fails on transport marks the
+    client broken, and the pool then discards its connection.
+    """
+
+    def __init__(self, connection: Connection, metrics: ClientMetrics) -> None:
+        self._connection = connection
+        self._metrics = metrics
+        self.broken = False
+
+    @property
+    def uri(self) -> MetastoreUri:
+        return self._connection.uri
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._connection.client, name)
+        if not callable(method) or name.startswith("_"):
+            return method
+
+        def invoke(*args: Any, **kwargs: Any) -> Any:
+            self._metrics.call(name)
+            try:
+                return method(*args, **kwargs)
+            except BaseException as error:
+                self._metrics.error(name)
+                if not is_application_error(error):
+                    self.broken = True
+                raise
+
+        return invoke
+
+
+class HmsClientPool:
+    """Bounded pool of :class:`BorrowedClient` over the URIs of one :class:`ClientConfig`."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        metrics: ClientMetrics | None = None,
+        connect: Connector = open_connection,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        if not config.uris:
+            raise ValueError("a pool needs at least one metastore URI")
+        self.config = config
+        self.metrics = metrics if metrics is not None else ClientMetrics()
+        self._connect = connect
+        self._clock = clock
+        self._sleep = sleep
+        self._jitter = jitter
+        self._slots = threading.BoundedSemaphore(config.pool_size)
+        self._lock = threading.Lock()
+        self._idle: list[Connection] = []
+        self._dead_until: dict[MetastoreUri, float] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def idle_count(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    @contextmanager
+    def borrow(self) -> Iterator[BorrowedClient]:
+        """Lend a client for the ``with`` block; it goes back to the pool unless its connection broke."""
+        connection = self._acquire()
+        client = BorrowedClient(connection, self.metrics)
+        try:
+            yield client
+        finally:
+            self._release(connection, broken=client.broken)
+
+    def call(self, method: str, *args: Any) -> Any:
+        """Call thrift ``method`` with retries over transport failures and failover across URIs."""
+        attempts = self.config.retries + 1
+        last_error: BaseException | None = None
+        for attempt in range(attempts):
+            if attempt:
+                self.metrics.retry()
+                self._sleep(self._backoff(attempt - 1))
+            try:
+                with self.borrow() as client:
+                    try:
+                        return getattr(client, method)(*args)
+                    except BaseException as error:
+                        if not is_application_error(error):
+                            self._mark_dead(client.uri)
+                        raise
+            except (PoolClosedError, PoolExhaustedError):
+                raise
+            except _NoMetastoreReachable as error:
+                last_error = error
+            except (TTransportException, OSError, EOFError) as error:
+                last_error = error
+                log.warning("metastore call %s failed on transport (attempt %d of %d): %s", method, attempt + 1, attempts, error)
+        raise MetastoreUnavailableError(
+            f"metastore call {method} failed after {attempts} attempt(s) against "
+            f"{', '.join(map(str, self.config.uris))}: {_describe(last_error, self.config)}"
+        ) from last_error
+
+    def close(self) -> None:
+        """Close idle connections and refuse further borrows; connections still out close on return."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _acquire(self) -> Connection:
+        if self._closed:
+            raise PoolClosedError("the metastore client pool is closed")
+        started = self._clock()
+        got_slot = self._slots.acquire(timeout=self.config.borrow_timeout)
+        self.metrics.waited(self._clock() - started)
+        if not got_slot:
+            raise PoolExhaustedError(
+                f"all {self.config.pool_size} metastore clients stayed borrowed for "
+                f"{self.config.borrow_timeout:g}s (raise '{BORROW_TIMEOUT}' or the pool size)"
+            )
+        try:
+            with self._lock:
+                if self._closed:
+                    raise PoolClosedError("the metastore client pool is closed")
+                if self._idle:
+                    return self._idle.pop()
+            return self._open()
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def _release(self, connection: Connection, *, broken: bool) -> None:
+        try:
+            with self._lock:
+                keep = not broken and not self._closed
+                if keep:
+                    self._idle.append(connection)
+            if not keep:
+                if broken:
+                    self.metrics.discarded()
+                connection.close()
+        finally:
+            self._slots.release()
+
+    def _open(self) -> Connection:
+        failures: list[str] = []
+        for uri in self._candidates():
+            try:
+                connection = self._connect(
+                    uri, connect_timeout=self.config.connect_timeout, socket_timeout=self.config.socket_timeout
+                )
+            except OSError as error:
+                self.metrics.connect_failed()
+                self._mark_dead(uri)
+                failures.append(f"{uri}: {error or type(error).__name__}")
+                continue
+            with self._lock:
+                self._dead_until.pop(uri, None)
+            self.metrics.opened()
+            return connection
+        raise _NoMetastoreReachable("could not connect to " + "; ".join(failures))
+
+    def _candidates(self) -> list[MetastoreUri]:
+        """Live URIs in configured order, then those in backoff, soonest back first."""
+        now = self._clock()
+        with self._lock:
+            dead = dict(self._dead_until)
+        live = [uri for uri in self.config.uris if dead.get(uri, 0.0) <= now]
+        resting = sorted((uri for uri in self.config.uris if dead.get(uri, 0.0) > now), key=lambda uri: dead[uri])
+        return live + resting
+
+    def _mark_dead(self, uri: MetastoreUri) -> None:
+        with self._lock:
+            self._dead_until[uri] = self._clock() + self.config.uri_backoff
+
+    def _backoff(self, retry: int) -> float:
+        ceiling = min(BACKOFF_CAP_SECONDS, self.config.retry_delay * (2**retry))
+        return ceiling * (0.5 + self._jitter() / 2)
+
+
+def _describe(error: BaseException | None, config: ClientConfig) -> str:
+    if error is None:
+        return "no attempt was made"
+    timed_out = isinstance(error, TimeoutError) or (
+        isinstance(error, TTransportException) and error.type == TTransportException.TIMED_OUT
+    )
+    if timed_out:
+        return (
+            f"no answer within {config.socket_timeout:g}s (hive.metastore.client.socket.timeout): "
+            f"{error or type(error).__name__}"
+        )
+    return str(error) or type(error).__name__

@@ -1,0 +1,103 @@
+"""The one exception hierarchy of hms-catalog.
+
+Every error the package raises on purpose derives from :class:`HmsCatalogError`, so a caller (the CLI,
+a notebook, a scheduler) can catch one class and still tell the cases apart by subclass when it needs to
+act differently: fix a property, create a missing object, retry a metastore outage.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HmsCatalogError",
+    "ConfigurationError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "UnsupportedTableError",
+    "MetastoreError",
+    "MetastoreUnavailableError",
+    "PoolClosedError",
+    "PoolExhaustedError",
+    "SqlSyntaxError",
+    "PlanningError",
+    "EmbeddedMetastoreError",
+]
+
+
+class HmsCatalogError(Exception):
+    """Root of every error raised by hms-catalog."""
+
+
+class ConfigurationError(HmsCatalogError):
+    """A property, option or argument is missing or malformed; the message names it."""
+
+
+class NotFoundError(HmsCatalogError):
+    """A catalog, database or table does not exist.
+
+    ``kind`` is ``"catalog"``, ``"database"`` or ``"table"`` and ``name`` the dotted name asked for,
+    so that callers can offer to create it or fall back without parsing the message.
+    """
+
+    def __init__(self, kind: str, name: str, detail: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        message = f"{kind} '{name}' does not exist"
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class AlreadyExistsError(HmsCatalogError):
+    """An object of that name exists already (CREATE without IF NOT EXISTS, RENAME onto a name)."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f"{kind} '{name}' already exists")
+
+
+class UnsupportedTableError(HmsCatalogError):
+    """The table exists but cannot be read by hms-catalog; the message carries the reason."""
+
+
+class MetastoreError(HmsCatalogError):
+    """The metastore answered with an error that is not a missing object."""
+
+
+class MetastoreUnavailableError(MetastoreError):
+    """No metastore URI answered within the retries and timeouts configured."""
+
+
+class PoolClosedError(HmsCatalogError):
+    """A client was asked of a pool that has been closed."""
+
+
+class PoolExhaustedError(MetastoreUnavailableError):
+    """Every pooled client stayed borrowed for longer than the borrow timeout."""
+
+
+class SqlSyntaxError(HmsCatalogError):
+    """A statement could not be parsed.
+
+    Carries the 1-based ``line`` and ``column`` of the offending ``token`` and an ``excerpt`` of the
+    input line with a caret under the position, which the CLI prints as is.
+    """
+
+    def __init__(self, message: str, *, line: int, column: int, token: str = "", excerpt: str = "") -> None:
+        self.line = line
+        self.column = column
+        self.token = token
+        self.excerpt = excerpt
+        self.reason = message
+        where = f"line {line}:{column}"
+        near = f" near '{token}'" if token else ""
+        text = f"{where}: {message}{near}"
+        if excerpt:
+            text = f"{text}\n{excerpt}"
+        super().__init__(text)
+
+
+class PlanningError(HmsCatalogError):
+    """A split plan could not be made (too many partitions, unreadable location, ...)."""
+
+
+class EmbeddedMetastoreError(HmsCatalogError):
+    """The embedded metastore could not be started, reached or stopped; the message has the log tail."""

@@ -1,0 +1,95 @@
+"""USE, SHOW DATABASES/TABLES, DESCRIBE and REFRESH: statements that read (or forget) metastore objects."""
+
+from __future__ import annotations
+
+import re
+
+from hms_catalog.execution.result import Result
+from hms_catalog.execution.session import Session, register
+from hms_catalog.model import ExternalTable
+from hms_catalog.sql import ast
+
+__all__ = ["DESCRIBE_COLUMNS", "like_matcher", "describe_rows"]
+
+DESCRIBE_COLUMNS = ("Field", "Type", "Nullable", "PartitionKey", "Comment")
+
+
+def like_matcher(pattern: str) -> re.Pattern[str]:
+    """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes), case-insensitive as HMS names are."""
+    out = []
+    chars = iter(pattern)
+    for char in chars:
+        if char == "\\":
+            out.append(re.escape(next(chars, "\\")))
+        elif char == "%":
+            out.append(".*")
+        elif char == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(char))
+    return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+
+
+def describe_rows(table: ExternalTable) -> list[tuple[str, str, bool, bool, str]]:
+    """Columns then partition keys, each as (Field, Type, Nullable, PartitionKey, Comment)."""
+    metadata = table.metadata
+    columns = list(metadata.sd.cols or []) if metadata.sd else []
+    keys = list(metadata.partitionKeys or [])
+    rows = [(c.name, _normalise_type(c.type), True, False, c.comment or "") for c in columns]
+    rows += [(c.name, _normalise_type(c.type), True, True, c.comment or "") for c in keys]
+    return rows
+
+
+def _normalise_type(text: str) -> str:
+    return re.sub(r"\s+", "", text or "").lower()
+
+
+@register(ast.UseDatabase)
+def use_database(session: Session, statement: ast.UseDatabase) -> Result:
+    database = session.catalog(statement.target.catalog).database(statement.target.database)
+    _ = database.definition  # fails here, not later, when the database does not exist
+    session.set_position(database.catalog, database.name)
+    return Result.done(f"using {database.full_name}")
+
+
+@register(ast.ShowDatabases)
+def show_databases(session: Session, statement: ast.ShowDatabases) -> Result:
+    names = session.catalog(statement.catalog).database_names()
+    return Result.table(("Database",), [(name,) for name in names])
+
+
+@register(ast.ShowTables)
+def show_tables(session: Session, statement: ast.ShowTables) -> Result:
+    names = session.database(statement.database).table_names()
+    if statement.pattern is not None:
+        matcher = like_matcher(statement.pattern)
+        names = tuple(name for name in names if matcher.fullmatch(name))
+    return Result.table(("Table",), [(name,) for name in names])
+
+
+@register(ast.DescribeTable)
+def describe_table(session: Session, statement: ast.DescribeTable) -> Result:
+    return Result.table(DESCRIBE_COLUMNS, describe_rows(session.table(statement.table)))
+
+
+@register(ast.RefreshCatalog)
+def refresh_catalog(session: Session, statement: ast.RefreshCatalog) -> Result:
+    catalog = session.catalog(statement.name)
+    catalog.refresh()
+    return Result.done(f"catalog '{catalog.name}' refreshed")
+
+
+@register(ast.RefreshDatabase)
+def refresh_database(session: Session, statement: ast.RefreshDatabase) -> Result:
+    catalog = session.catalog(statement.target.catalog)
+    catalog.refresh_database(statement.target.database)
+    return Result.done(f"database '{catalog.name}.{statement.target.database.lower()}' refreshed")
+
+
+@register(ast.RefreshTable)
+def refresh_table(session: Session, statement: ast.RefreshTable) -> Result:
+    table = session.table(statement.table)
+    session.catalog(table.catalog).database(table.database).refresh_table(table.name)
+    return Result.done(f"table '{table.full_name}' refreshed")
+
+

@@ -1,0 +1,101 @@
+"""A session runs parsed statements against the catalogs and remembers SWITCH and USE.
+
+Statements are dispatched through a table keyed by node type, so adding a statement is adding a handler
+function and one entry. Handlers live in small modules by theme and receive the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.execution.result import Result
+from hms_catalog.manager import CatalogManager
+from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
+from hms_catalog.sql import ast
+from hms_catalog.sql.parser import parse_statement, split_statements
+
+__all__ = ["Session", "Handler", "register"]
+
+Handler = Callable[["Session", ast.Statement], Result]
+_HANDLERS: dict[type[ast.Statement], Handler] = {}
+
+
+def register(kind: type[ast.Statement]) -> Callable[[Handler], Handler]:
+    """Decorator that makes ``handler`` the runner of statements of type ``kind``."""
+
+    def add(handler: Handler) -> Handler:
+        _HANDLERS[kind] = handler
+        return handler
+
+    return add
+
+
+@dataclass
+class _Position:
+    catalog: str | None = None
+    database: str | None = None
+
+
+class Session:
+    """Runs statements for one user: current catalog and database, and the catalogs they reach."""
+
+    def __init__(self, manager: CatalogManager) -> None:
+        self.manager = manager
+        self._position = _Position()
+
+    @property
+    def current_catalog(self) -> str | None:
+        return self._position.catalog
+
+    @property
+    def current_database(self) -> str | None:
+        return self._position.database
+
+    def set_position(self, catalog: str | None, database: str | None) -> None:
+        self._position = _Position(catalog.lower() if catalog else None, database.lower() if database else None)
+
+    def execute(self, statement: ast.Statement) -> Result:
+        handler = _HANDLERS.get(type(statement))
+        if handler is None:
+            raise ConfigurationError(f"statement {type(statement).__name__} is not supported here")
+        return handler(self, statement)
+
+    def run(self, text: str) -> Iterator[tuple[str, Result]]:
+        """Parse and run each statement of ``text`` in turn, yielding its text and result.
+
+        A statement that fails raises; those before it stay applied.
+        """
+        for source in split_statements(text):
+            statement = parse_statement(source)
+            yield statement.text, self.execute(statement)
+
+    def run_one(self, text: str) -> Result:
+        """Run the statements of ``text`` and return the last result."""
+        result = Result()
+        for _, result in self.run(text):
+            pass
+        return result
+
+    # Name resolution -----------------------------------------------------------------------------
+
+    def catalog(self, name: str | None = None) -> ExternalCatalog:
+        if name is None:
+            name = self._position.catalog
+            if name is None:
+                raise ConfigurationError("no catalog selected: run SWITCH <catalog> or qualify the name as catalog.db.table")
+        return self.manager.catalog(name)
+
+    def database(self, target: ast.DatabaseName | None) -> ExternalDatabase:
+        if target is None:
+            catalog = self.catalog()
+            if self._position.database is None:
+                raise ConfigurationError("no database selected: run USE <db> or name one (FROM [catalog.]db)")
+            return catalog.database(self._position.database)
+        return self.catalog(target.catalog).database(target.database)
+
+    def table(self, name: ast.TableName) -> ExternalTable:
+        if name.database is None:
+            return self.database(None).table(name.table)
+        return self.catalog(name.catalog).database(name.database).table(name.table)

@@ -1,0 +1,99 @@
+"""Live catalogs made from stored definitions, rebuilt when a definition changes.
+
+The store is the source of truth and may be changed by another process (a second CLI, a notebook):
+each lookup compares the stored id and version with the live catalog's and rebuilds it when they
+differ, closing the old one's connections.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.client.pool import HmsClientPool
+from hms_catalog.model.catalog import ExternalCatalog
+from hms_catalog.properties import CatalogConfig, ClientConfig
+from hms_catalog.store import CatalogDefinition, CatalogStore
+
+__all__ = ["CatalogManager", "ClientFactory", "pooled_client"]
+
+ClientFactory = Callable[[ClientConfig], MetastoreClient]
+
+
+def pooled_client(config: ClientConfig) -> MetastoreClient:
+    """The default client factory: a fresh bounded pool per catalog."""
+    return MetastoreClient(HmsClientPool(config))
+
+
+class CatalogManager:
+    """Creates, alters and drops catalog definitions and hands out their live :class:`ExternalCatalog`."""
+
+    def __init__(self, store: CatalogStore, *, client_factory: ClientFactory = pooled_client) -> None:
+        self.store = store
+        self._client_factory = client_factory
+        self._lock = threading.Lock()
+        self._live: dict[str, ExternalCatalog] = {}
+
+    def definitions(self) -> list[CatalogDefinition]:
+        return self.store.list()
+
+    def catalog(self, name: str) -> ExternalCatalog:
+        """The live catalog ``name`` (no metastore call); raises NotFoundError when not defined."""
+        definition = self.store.get(name)
+        with self._lock:
+            live = self._live.get(definition.name)
+            if live is not None and (live.definition.id, live.definition.version) == (definition.id, definition.version):
+                return live
+            if live is not None:
+                live.close()
+            config = CatalogConfig.from_properties(definition.properties)
+            live = ExternalCatalog(definition, config, self._client_factory(config.client))
+            self._live[definition.name] = live
+            return live
+
+    def create(
+        self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False
+    ) -> CatalogDefinition | None:
+        """Validate and store a new catalog; nothing is stored when validation fails."""
+        CatalogConfig.from_properties(properties)
+        return self.store.create(
+            CatalogDefinition(name=name.lower(), properties=properties, comment=comment), if_not_exists=if_not_exists
+        )
+
+    def alter_properties(self, name: str, changes: Mapping[str, str]) -> CatalogDefinition:
+        """Merge ``changes`` into the catalog's properties, validating the result before storing it."""
+
+        def merge(current: CatalogDefinition) -> CatalogDefinition:
+            merged = {**current.properties, **changes}
+            CatalogConfig.from_properties(merged)
+            return CatalogDefinition(
+                name=current.name, properties=merged, comment=current.comment, id=current.id,
+                version=current.version, created_at=current.created_at,
+            )
+
+        stored = self.store.update(name, merge)
+        self._forget(stored.name)
+        return stored
+
+    def rename(self, name: str, new_name: str) -> CatalogDefinition:
+        stored = self.store.rename(name, new_name)
+        self._forget(name.lower())
+        return stored
+
+    def drop(self, name: str, *, if_exists: bool = False) -> CatalogDefinition | None:
+        dropped = self.store.drop(name, if_exists=if_exists)
+        self._forget(name.lower())
+        return dropped
+
+    def close(self) -> None:
+        with self._lock:
+            live, self._live = list(self._live.values()), {}
+        for catalog in live:
+            catalog.close()
+
+    def _forget(self, name: str) -> None:
+        with self._lock:
+            live = self._live.pop(name, None)
+        if live is not None:
+            live.close()

@@ -1,0 +1,123 @@
+"""Files the embedded metastore needs in its directory: hive-site.xml, a quiet log4j2 configuration and
+the two small Java helpers (the notification-log listener and the transaction-table preparer).
+
+Kept apart from the process handling so that the generated configuration can be read and tested
+without starting Java.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from hms_catalog.errors import EmbeddedMetastoreError
+
+__all__ = [
+    "LISTENER_CLASS",
+    "PREPARER_CLASS",
+    "spark_jars_dir",
+    "find_java_tool",
+    "write_hive_site",
+    "write_log_config",
+    "compile_helpers",
+]
+
+LISTENER_CLASS = "NotificationLogListener"
+PREPARER_CLASS = "PrepareTxnTables"
+_SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java")
+
+
+def spark_jars_dir() -> Path:
+    """The ``jars`` folder of the installed pyspark, which carries Hive 2.3's metastore and Derby."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedMetastoreError("pyspark is not installed; the embedded metastore runs from its Hive jars")
+    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
+    if not any(jars.glob("hive-metastore-*.jar")):
+        raise EmbeddedMetastoreError(f"no hive-metastore jar under {jars}; reinstall pyspark")
+    return jars
+
+
+def find_java_tool(name: str) -> str | None:
+    """``$JAVA_HOME/bin/<name>`` when set, else ``<name>`` on PATH; None when neither exists."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(name)
+
+
+def write_hive_site(conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool) -> Path:
+    """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR."""
+    settings = {
+        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db_dir};create=true",
+        "datanucleus.schema.autoCreateAll": "true",
+        "hive.metastore.schema.verification": "false",
+        "hive.metastore.warehouse.dir": warehouse.as_uri(),
+        # Without HikariCP, DataNucleus looks for BoneCP (not shipped) and drops connections on
+        # drop_database and lock calls.
+        "datanucleus.connectionPoolingType": "HikariCP",
+        "hive.metastore.disallow.incompatible.col.type.changes": "false",
+    }
+    if with_events:
+        settings["hive.metastore.transactional.event.listeners"] = LISTENER_CLASS
+    body = "\n".join(
+        f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>"
+        for key, value in settings.items()
+    )
+    path = conf_dir / "hive-site.xml"
+    path.write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n', encoding="utf-8")
+    return path
+
+
+def write_log_config(conf_dir: Path, log_file: Path) -> Path:
+    """A log4j2 configuration that keeps the terminal silent and sends warnings to ``log_file``."""
+    path = conf_dir / "log4j2.properties"
+    path.write_text(
+        "status = ERROR\n"
+        "name = hms-catalog-metastore\n"
+        "appender.file.type = File\n"
+        "appender.file.name = file\n"
+        f"appender.file.fileName = {log_file}\n"
+        "appender.file.layout.type = PatternLayout\n"
+        "appender.file.layout.pattern = %d{ISO8601} %p %c{1}: %m%n\n"
+        "rootLogger.level = WARN\n"
+        "rootLogger.appenderRef.file.ref = file\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def compile_helpers(lib_dir: Path, jars: Path) -> bool:
+    """Compile the Java helpers into ``lib_dir`` once; False when no ``javac`` is available.
+
+    Recompiles only when a class is missing or older than its packaged source.
+    """
+    sources = resources.files("hms_catalog.metastore") / "resources"
+    lib_dir.mkdir(parents=True, exist_ok=True)
+    stale = []
+    for name in _SOURCES:
+        compiled = lib_dir / name.replace(".java", ".class")
+        source = Path(str(sources / name))
+        if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+            stale.append(source)
+    if not stale:
+        return True
+    javac = find_java_tool("javac")
+    if javac is None:
+        return False
+    result = subprocess.run(
+        [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(lib_dir), "-cp", f"{jars}/*", *map(str, stale)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise EmbeddedMetastoreError(f"javac failed on the metastore helpers:\n{result.stderr[-2000:]}")
+    return True

@@ -1,0 +1,310 @@
+"""The embedded Hive Metastore: a real HMS thrift server run from pyspark's Hive 2.3 jars on Derby.
+
+It needs nothing installed beyond pyspark and a Java 17 runtime, so it is the default metastore of the
+demo and of the test suite. Everything it owns lives in one directory: the Derby database, the
+warehouse, the configuration, the compiled helpers, the logs and a small state file that lets a second
+process (``hms-catalog metastore stop``) find the server again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from hms_catalog.client._transport import open_connection
+from hms_catalog.errors import EmbeddedMetastoreError
+from hms_catalog.metastore import _setup
+from hms_catalog.properties import MetastoreUri
+
+__all__ = ["EmbeddedMetastore", "MetastoreStatus", "MetastoreAlreadyRunning", "DEFAULT_PORT"]
+
+DEFAULT_PORT = 9083
+STATE_FILE = "metastore.json"
+_MARKER = "-Dhms_catalog.metastore.dir="
+_JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
+
+
+class MetastoreAlreadyRunning(EmbeddedMetastoreError):
+    """``start`` was asked of a directory whose metastore is running; ``uri`` says where."""
+
+    def __init__(self, directory: Path, uri: str, pid: int) -> None:
+        self.uri = uri
+        self.pid = pid
+        super().__init__(f"a metastore is already running for {directory} at {uri} (pid {pid})")
+
+
+@dataclass(frozen=True)
+class MetastoreStatus:
+    """What ``hms-catalog metastore status`` reports."""
+
+    directory: Path
+    running: bool
+    uri: str | None = None
+    pid: int | None = None
+    events: bool | None = None
+    started_at: float | None = None
+
+
+class EmbeddedMetastore:
+    """Start, wait for, and stop a metastore whose files live in ``directory``.
+
+    Used as a context manager it starts on entry and stops on exit (the test suite does this once per
+    session). ``port=None`` picks a free port.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        port: int | None = None,
+        *,
+        events: bool = True,
+        heap: str = "512m",
+        startup_timeout: float = 120.0,
+    ) -> None:
+        self.directory = Path(directory).expanduser().resolve()
+        self.port = port
+        self.events_requested = events
+        self.heap = heap
+        self.startup_timeout = startup_timeout
+        self.events_enabled = False
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        state = self._read_state()
+        if state is None:
+            raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
+        return str(state["uri"])
+
+    @property
+    def warehouse(self) -> Path:
+        return self.directory / "warehouse"
+
+    @property
+    def log_file(self) -> Path:
+        return self.directory / "metastore.log"
+
+    def __enter__(self) -> EmbeddedMetastore:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self) -> str:
+        """Start the server and return its ``thrift://`` URI once it answers a call."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._start_lock():
+            running = self.status()
+            if running.running and running.uri and running.pid:
+                raise MetastoreAlreadyRunning(self.directory, running.uri, running.pid)
+            java = _setup.find_java_tool("java")
+            if java is None:
+                raise EmbeddedMetastoreError("no 'java' found (set JAVA_HOME or put Java 17 on PATH)")
+            jars = _setup.spark_jars_dir()
+            lib = self.directory / "lib"
+            helpers = _setup.compile_helpers(lib, jars)
+            self.events_enabled = helpers and self.events_requested
+            conf = self.directory / "conf"
+            conf.mkdir(exist_ok=True)
+            self.warehouse.mkdir(exist_ok=True)
+            db_dir = self.directory / "metastore_db"
+            _setup.write_hive_site(conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled)
+            log_config = _setup.write_log_config(conf, self.log_file)
+            classpath = f"{lib}{os.pathsep}{jars}/*"
+            base = [java, f"-Dlog4j.configurationFile={log_config}", f"-Dhive.log4j.file={log_config}",
+                    "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
+                    f"-Dderby.stream.error.file={self.directory / 'derby.log'}"]
+            env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
+            if helpers and not db_dir.exists():
+                self._prepare_database(base, classpath, env)
+            port = self.port if self.port is not None else _free_port()
+            _check_port_free(port)
+            out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
+            with out:
+                self._process = subprocess.Popen(
+                    [*base, f"-Xmx{self.heap}", _MARKER + str(self.directory), *_JAVA_OPENS,
+                     "-cp", classpath, "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)],
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                    start_new_session=True,
+                )
+            uri = f"thrift://127.0.0.1:{port}"
+            self._wait_until_ready(MetastoreUri("127.0.0.1", port))
+            self._write_state({"pid": self._process.pid, "port": port, "uri": uri,
+                               "events": self.events_enabled, "started_at": time.time()})
+            return uri
+
+    def stop(self, timeout: float = 20.0) -> bool:
+        """Stop the server of this directory; False when none was running. Safe to call twice."""
+        state = self._read_state()
+        pid = int(state["pid"]) if state else None
+        if pid is None or not self._is_our_server(pid):
+            self._clear_state()
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        if not self._wait_gone(pid, timeout):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            self._wait_gone(pid, 5.0)
+        self._clear_state()
+        return True
+
+    def status(self) -> MetastoreStatus:
+        """Whether this directory's server runs, judged by its process and an answered call."""
+        state = self._read_state()
+        if state is None or not self._is_our_server(int(state["pid"])):
+            return MetastoreStatus(self.directory, running=False)
+        answering = _answers(MetastoreUri("127.0.0.1", int(state["port"])), timeout=5.0)
+        return MetastoreStatus(
+            self.directory,
+            running=answering,
+            uri=str(state["uri"]),
+            pid=int(state["pid"]),
+            events=bool(state.get("events")),
+            started_at=float(state.get("started_at", 0.0)),
+        )
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of the server's log and console output, for error messages."""
+        chunks = []
+        for path in (self.log_file, self.directory / "metastore.out"):
+            if path.exists():
+                text = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+                if text:
+                    chunks.append(f"--- {path} ---\n" + "\n".join(text))
+        return "\n".join(chunks) or "(the server wrote no log)"
+
+    def _prepare_database(self, base: list[str], classpath: str, env: dict[str, str]) -> None:
+        result = subprocess.run(
+            [*base, "-cp", classpath, _setup.PREPARER_CLASS],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, check=False, cwd=self.directory,
+        )
+        if result.returncode != 0:
+            raise EmbeddedMetastoreError(
+                f"could not create the transaction tables in {self.directory / 'metastore_db'}:\n"
+                f"{result.stderr[-2000:]}\n{self.log_tail()}"
+            )
+
+    def _wait_until_ready(self, uri: MetastoreUri) -> None:
+        assert self._process is not None
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise EmbeddedMetastoreError(
+                    f"the metastore exited with status {self._process.returncode} while starting:\n{self.log_tail()}"
+                )
+            if _answers(uri, timeout=2.0):
+                return
+            time.sleep(0.2)
+        self._terminate_child()
+        raise EmbeddedMetastoreError(
+            f"the metastore did not answer within {self.startup_timeout:g}s:\n{self.log_tail()}"
+        )
+
+    def _terminate_child(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait(timeout=10)
+
+    def _wait_gone(self, pid: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.pid == pid:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=0.1)
+            if not _alive(pid):
+                return True
+            time.sleep(0.1)
+        return not _alive(pid)
+
+    def _is_our_server(self, pid: int) -> bool:
+        """True only for a live java process started for this very directory (pids get reused)."""
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return _alive(pid)
+        marker = (_MARKER + str(self.directory)).encode()
+        return marker in cmdline and _alive(pid)
+
+    @contextlib.contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        with open(self.directory / ".start.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _read_state(self) -> dict[str, object] | None:
+        try:
+            return json.loads((self.directory / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def _write_state(self, state: dict[str, object]) -> None:
+        path = self.directory / STATE_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(state), encoding="utf-8")
+        os.replace(temporary, path)
+
+    def _clear_state(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / STATE_FILE).unlink()
+
+
+def _answers(uri: MetastoreUri, *, timeout: float) -> bool:
+    try:
+        connection = open_connection(uri, connect_timeout=timeout, socket_timeout=timeout)
+    except OSError:
+        return False
+    try:
+        connection.client.get_all_databases()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+        return False
+    finally:
+        connection.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _check_port_free(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise EmbeddedMetastoreError(
+                f"port {port} is already in use; stop what listens there or pick another with --port"
+            ) from None

@@ -1,0 +1,85 @@
+"""An external catalog over one Hive Metastore: the root of the lazy catalog -> database -> table tree."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from hms_catalog.model._lazy import Lazy
+from hms_catalog.model.database import ExternalDatabase
+from hms_catalog.model.table import ExternalTable
+
+if TYPE_CHECKING:
+    from hms_catalog.client.metastore import MetastoreClient
+    from hms_catalog.client.metrics import MetricsSnapshot
+    from hms_catalog.properties import CatalogConfig
+    from hms_catalog.store import CatalogDefinition
+
+__all__ = ["ExternalCatalog"]
+
+
+class ExternalCatalog:
+    """A catalog built from its stored definition, with its metastore client passed in.
+
+    Creating it makes no metastore call; each level fetches only what is asked of it, once. Database and
+    table handles are made on demand without asking the metastore whether they exist: the first real
+    use (DESCRIBE, SHOW TABLES) finds out, so ``DESCRIBE cat.db.t`` on a cold catalog is one get_table.
+    """
+
+    def __init__(self, definition: CatalogDefinition, config: CatalogConfig, client: MetastoreClient) -> None:
+        self.definition = definition
+        self.config = config
+        self.client = client
+        self._lock = threading.Lock()
+        self._databases: dict[str, ExternalDatabase] = {}
+        self._database_names: Lazy[tuple[str, ...]] = Lazy(self._load_database_names)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def metrics(self) -> MetricsSnapshot:
+        return self.client.metrics()
+
+    def database_names(self) -> tuple[str, ...]:
+        """Names of the databases, lower-case and sorted: one get_all_databases."""
+        return self._database_names.get()
+
+    def database(self, name: str) -> ExternalDatabase:
+        """The handle of ``name``; makes no metastore call."""
+        key = name.lower()
+        with self._lock:
+            found = self._databases.get(key)
+            if found is None:
+                found = ExternalDatabase(self.name, key, self.client)
+                self._databases[key] = found
+            return found
+
+    def table(self, database: str, name: str) -> ExternalTable:
+        return self.database(database).table(name)
+
+    def refresh(self) -> None:
+        """Forget every name list and every loaded database and table."""
+        self._database_names.reset()
+        with self._lock:
+            databases = list(self._databases.values())
+            self._databases.clear()
+        for database in databases:
+            database.refresh()
+
+    def refresh_database(self, name: str) -> None:
+        self._database_names.reset()
+        with self._lock:
+            database = self._databases.pop(name.lower(), None)
+        if database is not None:
+            database.refresh()
+
+    def close(self) -> None:
+        """Close the metastore connections; idempotent."""
+        self.client.close()
+
+    def _load_database_names(self) -> tuple[str, ...]:
+        return tuple(sorted(name.lower() for name in self.client.get_all_databases()))
+
+    def __repr__(self) -> str:
+        return f"ExternalCatalog({self.name!r})"

@@ -1,0 +1,200 @@
+"""Catalog properties: the keys, their defaults, and the one place raw text becomes typed config.
+
+Properties arrive as strings from ``CREATE CATALOG ... PROPERTIES (...)`` and are validated once, when
+the statement runs, into a frozen :class:`CatalogConfig`. Unknown keys are kept untouched (users pass
+Hadoop and Kerberos settings through), and the raw mapping is kept only to be shown back, masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from hms_catalog.errors import ConfigurationError
+
+__all__ = [
+    "CATALOG_TYPE",
+    "TYPE",
+    "METASTORE_URIS",
+    "POOL_SIZE",
+    "POOL_SIZE_DEFAULT",
+    "SOCKET_TIMEOUT",
+    "SOCKET_TIMEOUT_DEFAULT",
+    "CONNECT_TIMEOUT",
+    "CONNECT_TIMEOUT_DEFAULT",
+    "FAILURE_RETRIES",
+    "FAILURE_RETRIES_DEFAULT",
+    "RETRY_DELAY",
+    "RETRY_DELAY_DEFAULT",
+    "BORROW_TIMEOUT",
+    "BORROW_TIMEOUT_DEFAULT",
+    "URI_BACKOFF",
+    "URI_BACKOFF_DEFAULT",
+    "MetastoreUri",
+    "ClientConfig",
+    "CatalogConfig",
+    "parse_uris",
+    "property_as_int",
+    "property_as_seconds",
+    "property_as_bool",
+    "is_secret_key",
+    "mask_properties",
+    "MASK",
+]
+
+CATALOG_TYPE = "hms"
+
+TYPE = "type"
+METASTORE_URIS = "hive.metastore.uris"
+POOL_SIZE = "hive.metastore.client.pool.size"
+POOL_SIZE_DEFAULT = 8
+SOCKET_TIMEOUT = "hive.metastore.client.socket.timeout"
+SOCKET_TIMEOUT_DEFAULT = 60.0
+CONNECT_TIMEOUT = "hive.metastore.client.connect.timeout"
+CONNECT_TIMEOUT_DEFAULT = 10.0
+FAILURE_RETRIES = "hive.metastore.failure.retries"
+FAILURE_RETRIES_DEFAULT = 3
+RETRY_DELAY = "hive.metastore.client.connect.retry.delay"
+RETRY_DELAY_DEFAULT = 1.0
+BORROW_TIMEOUT = "hive.metastore.client.pool.borrow.timeout"
+BORROW_TIMEOUT_DEFAULT = 30.0
+URI_BACKOFF = "hive.metastore.uri.backoff"
+URI_BACKOFF_DEFAULT = 30.0
+
+THRIFT_PORT_DEFAULT = 9083
+MASK = "******"
+_SECRET_WORDS = ("password", "secret", "token", "credential", "keytab")
+_URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
+_DURATION = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|m|min|h)?$", re.IGNORECASE)
+_UNIT_SECONDS = {None: 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class MetastoreUri:
+    """One ``thrift://host:port`` entry of ``hive.metastore.uris``."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"thrift://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """What the pooled client needs: where the metastores are and how patient to be with them.
+
+    Times are in seconds. ``retries`` counts attempts after the first one that failed on transport.
+    """
+
+    uris: tuple[MetastoreUri, ...]
+    pool_size: int = POOL_SIZE_DEFAULT
+    socket_timeout: float = SOCKET_TIMEOUT_DEFAULT
+    connect_timeout: float = CONNECT_TIMEOUT_DEFAULT
+    retries: int = FAILURE_RETRIES_DEFAULT
+    retry_delay: float = RETRY_DELAY_DEFAULT
+    borrow_timeout: float = BORROW_TIMEOUT_DEFAULT
+    uri_backoff: float = URI_BACKOFF_DEFAULT
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    """The validated, typed form of one catalog's properties."""
+
+    client: ClientConfig
+    raw: Mapping[str, str]
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
+        """Validate ``properties`` and build the config; raises :class:`ConfigurationError` naming the key."""
+        props = {str(k).strip(): str(v) for k, v in properties.items()}
+        kind = props.get(TYPE)
+        if kind is None:
+            raise ConfigurationError(f"property '{TYPE}' is required (use '{TYPE}'='{CATALOG_TYPE}')")
+        if kind.strip().lower() != CATALOG_TYPE:
+            raise ConfigurationError(f"property '{TYPE}' must be '{CATALOG_TYPE}', got '{kind}'")
+        if METASTORE_URIS not in props:
+            raise ConfigurationError(f"property '{METASTORE_URIS}' is required, e.g. 'thrift://host:9083'")
+        client = ClientConfig(
+            uris=parse_uris(props[METASTORE_URIS]),
+            pool_size=property_as_int(props, POOL_SIZE, POOL_SIZE_DEFAULT, minimum=1),
+            socket_timeout=property_as_seconds(props, SOCKET_TIMEOUT, SOCKET_TIMEOUT_DEFAULT, positive=True),
+            connect_timeout=property_as_seconds(props, CONNECT_TIMEOUT, CONNECT_TIMEOUT_DEFAULT, positive=True),
+            retries=property_as_int(props, FAILURE_RETRIES, FAILURE_RETRIES_DEFAULT, minimum=0),
+            retry_delay=property_as_seconds(props, RETRY_DELAY, RETRY_DELAY_DEFAULT),
+            borrow_timeout=property_as_seconds(props, BORROW_TIMEOUT, BORROW_TIMEOUT_DEFAULT, positive=True),
+            uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
+        )
+        return cls(client=client, raw=MappingProxyType(dict(props)))
+
+
+def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
+    """Parse a comma-separated list of ``thrift://host[:port]`` (port defaults to 9083)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts):
+        raise ConfigurationError(f"property '{METASTORE_URIS}' is empty; expected thrift://host:port[,thrift://...]")
+    uris: list[MetastoreUri] = []
+    for position, part in enumerate(parts, start=1):
+        match = _URI.match(part)
+        if match is None:
+            raise ConfigurationError(
+                f"property '{METASTORE_URIS}': entry {position} '{part}' is not of the form thrift://host:port"
+            )
+        port = int(match.group("port") or THRIFT_PORT_DEFAULT)
+        if not 0 < port < 65536:
+            raise ConfigurationError(f"property '{METASTORE_URIS}': entry {position} '{part}' has port {port} out of range")
+        uris.append(MetastoreUri(host=match.group("host").strip("[]"), port=port))
+    return tuple(uris)
+
+
+def property_as_int(props: Mapping[str, str], key: str, default: int, *, minimum: int | None = None) -> int:
+    """The integer value of ``key`` or ``default``; the error names the key and the text given."""
+    text = props.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ConfigurationError(f"property '{key}' must be an integer, got '{text}'") from None
+    if minimum is not None and value < minimum:
+        raise ConfigurationError(f"property '{key}' must be at least {minimum}, got {value}")
+    return value
+
+
+def property_as_seconds(props: Mapping[str, str], key: str, default: float, *, positive: bool = False) -> float:
+    """A duration in seconds; accepts a plain number of seconds or Hive's unit suffixes (``ms``, ``s``, ``m``, ``h``)."""
+    text = props.get(key)
+    if text is None:
+        return default
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise ConfigurationError(f"property '{key}' must be a duration such as '30', '30s' or '500ms', got '{text}'")
+    unit = match.group("unit")
+    seconds = float(match.group("number")) * _UNIT_SECONDS[unit.lower() if unit else None]
+    if positive and seconds <= 0:
+        raise ConfigurationError(f"property '{key}' must be greater than zero, got '{text}'")
+    return seconds
+
+
+def property_as_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
+    """``true``/``false`` (any case); anything else is an error naming the key."""
+    text = props.get(key)
+    if text is None:
+        return default
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise ConfigurationError(f"property '{key}' must be 'true' or 'false', got '{text}'")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a property's value must never be shown or logged."""
+    lowered = key.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``props`` with secret values replaced by :data:`MASK`."""
+    return {key: (MASK if is_secret_key(key) else value) for key, value in props.items()}

@@ -1,0 +1,62 @@
+"""The catalog DSL: statements such as ``CREATE CATALOG`` and ``SHOW TABLES``, parsed to frozen nodes.
+
+Executing statements lives elsewhere; this package only turns text into values, so it can be used by the
+CLI, a notebook magic or tests without touching a metastore.
+"""
+
+from __future__ import annotations
+
+from hms_catalog.sql.ast import (
+    AlterCatalogProperties,
+    CreateCatalog,
+    DatabaseName,
+    DescribeTable,
+    DropCatalog,
+    Properties,
+    RefreshCatalog,
+    RefreshDatabase,
+    RefreshTable,
+    RenameCatalog,
+    ShowCatalogs,
+    ShowCreateCatalog,
+    ShowDatabases,
+    ShowTables,
+    Statement,
+    SwitchCatalog,
+    TableName,
+    UseDatabase,
+)
+from hms_catalog.sql.parser import StatementBuffer, StatementSource, parse, parse_statement, split_statements
+from hms_catalog.sql.tokens import Token, TokenType, tokenize
+
+__all__ = [
+    # parsing
+    "parse",
+    "parse_statement",
+    "split_statements",
+    "StatementBuffer",
+    "StatementSource",
+    # tokens
+    "Token",
+    "TokenType",
+    "tokenize",
+    # syntax tree
+    "Statement",
+    "TableName",
+    "DatabaseName",
+    "Properties",
+    "CreateCatalog",
+    "DropCatalog",
+    "AlterCatalogProperties",
+    "RenameCatalog",
+    "ShowCatalogs",
+    "ShowCreateCatalog",
+    "SwitchCatalog",
+    "UseDatabase",
+    "ShowDatabases",
+    "ShowTables",
+    "DescribeTable",
+    "RefreshCatalog",
+    "RefreshDatabase",
+    "RefreshTable",
+]

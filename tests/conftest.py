@@ -1,0 +1,62 @@
+"""Session-wide fixtures: one real embedded metastore for the whole run, and helpers to fill it.
+
+Tables are made through the metastore's thrift API, which is how Spark, pyiceberg and Hudi's hive sync
+register theirs; the tests that need data files write them with real writers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hms_catalog.client import HmsClientPool, MetastoreClient
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.properties import ClientConfig, parse_uris
+from tests.support import hms
+
+_names = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMetastore]:
+    """The embedded metastore, started once per test session."""
+    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def metastore_uri(metastore: EmbeddedMetastore) -> str:
+    return metastore.uri
+
+
+@pytest.fixture(scope="session")
+def admin(metastore: EmbeddedMetastore) -> Iterator[hms.Admin]:
+    """A thrift client for arranging test data, apart from the pools under test."""
+    pool = HmsClientPool(ClientConfig(uris=parse_uris(metastore.uri), pool_size=2))
+    yield hms.Admin(pool, metastore.warehouse)
+    pool.close()
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """A database or catalog name no other test uses."""
+    return f"t{os.getpid()}_{next(_names)}"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty hms-catalog home for catalog definitions."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def client(metastore_uri: str) -> Iterator[MetastoreClient]:
+    pool = HmsClientPool(ClientConfig(uris=parse_uris(metastore_uri), pool_size=4))
+    yield MetastoreClient(pool)
+    pool.close()
