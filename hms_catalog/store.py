@@ -122,7 +122,10 @@ class CatalogStore:
             if current is None:
                 raise NotFoundError("catalog", key)
             changed = change(current)
-            stored = replace(changed, name=key, id=current.id, version=current.version + 1, updated_at=time.time())
+            stored = replace(
+                changed, name=key, id=current.id, version=current.version + 1,
+                created_at=current.created_at, updated_at=time.time(),
+            )
             catalogs[key] = stored
             return stored
 

@@ -26,13 +26,14 @@ def add_metastore_parser(subparsers: argparse._SubParsersAction) -> None:  # typ
     )
     parser.add_argument("action", choices=("start", "stop", "status"), help="what to do")
     parser.add_argument("--dir", type=Path, help="the metastore's directory (Derby database, warehouse, logs)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"thrift port to listen on (default {DEFAULT_PORT})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"thrift port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--no-events", action="store_true", help="do not write the notification log")
 
 
 def run_metastore_command(args: argparse.Namespace, home: Path) -> int:
     directory = args.dir or home / "metastore"
-    metastore = EmbeddedMetastore(directory, args.port, events=not args.no_events)
+    port = args.port or None  # 0: any free port
+    metastore = EmbeddedMetastore(directory, port, events=not args.no_events)
     try:
         if args.action == "start":
             return _start(metastore)

@@ -1,0 +1,42 @@
+# hms-catalog: `make demo` and `make test` are all a newcomer needs (Python 3.11+ and Java 17).
+SHELL := /bin/bash
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command -v $$p >/dev/null && { echo $$p; break; }; done)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= .demo
+
+.PHONY: install demo test stop bench clean help
+
+help:
+	@echo "make demo   - install into .venv, start the embedded metastore, build a warehouse, show the catalog"
+	@echo "make test   - install into .venv and run the test suite (starts its own metastore)"
+	@echo "make stop   - stop the demo's metastore"
+	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
+	@echo "make clean  - remove .venv and the demo's files"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "hms-catalog needs Python 3.11 or newer: make PYTHON=/path/to/python3.11 ...")'
+	@if [ -n "$$JAVA_HOME" ] && [ -x "$$JAVA_HOME/bin/java" ]; then :; elif command -v java >/dev/null; then :; else \
+		echo "hms-catalog's embedded metastore needs Java 17: install it or set JAVA_HOME"; exit 1; fi
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR)
+
+test: install
+	$(BIN)/python -m pytest
+
+stop:
+	@if [ -x $(BIN)/hms-catalog ]; then $(BIN)/hms-catalog metastore stop --dir $(DEMO_DIR)/metastore; fi
+
+bench: install
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean: stop
+	rm -rf $(VENV) $(DEMO_DIR) *.egg-info
