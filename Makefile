@@ -1,6 +1,8 @@
 # hms-catalog: `make demo` and `make test` are all a newcomer needs (Python 3.11+ and Java 17).
 SHELL := /bin/bash
-PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do command -v $$p >/dev/null && { echo $$p; break; }; done)
+# The first interpreter that really runs and is 3.11 or newer (pyenv shims may name versions not active).
+PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && { echo $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -16,6 +18,7 @@ help:
 	@echo "make clean  - remove .venv and the demo's files"
 
 $(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "hms-catalog needs Python 3.11 or newer: make PYTHON=/path/to/python3.11 ..."; exit 1; fi
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "hms-catalog needs Python 3.11 or newer: make PYTHON=/path/to/python3.11 ...")'
 	@if [ -n "$$JAVA_HOME" ] && [ -x "$$JAVA_HOME/bin/java" ]; then :; elif command -v java >/dev/null; then :; else \
 		echo "hms-catalog's embedded metastore needs Java 17: install it or set JAVA_HOME"; exit 1; fi
