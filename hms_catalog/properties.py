@@ -32,8 +32,16 @@ __all__ = [
     "BORROW_TIMEOUT_DEFAULT",
     "URI_BACKOFF",
     "URI_BACKOFF_DEFAULT",
+    "SCHEMA_CACHE_TTL",
+    "PARTITION_CACHE_TTL",
+    "FILE_META_CACHE_TTL",
+    "SCHEMA_CACHE_CAPACITY",
+    "PARTITION_VALUES_CACHE_CAPACITY",
+    "PARTITION_CACHE_CAPACITY",
+    "FILE_META_CACHE_CAPACITY",
     "MetastoreUri",
     "ClientConfig",
+    "CacheConfig",
     "CatalogConfig",
     "parse_uris",
     "property_as_int",
@@ -62,6 +70,22 @@ BORROW_TIMEOUT = "hive.metastore.client.pool.borrow.timeout"
 BORROW_TIMEOUT_DEFAULT = 30.0
 URI_BACKOFF = "hive.metastore.uri.backoff"
 URI_BACKOFF_DEFAULT = 30.0
+
+# Cache lifetimes (Doris's names): -1 never expires, 0 disables the cache, N > 0 expires after N seconds.
+SCHEMA_CACHE_TTL = "schema.cache.ttl-second"
+SCHEMA_CACHE_TTL_DEFAULT = 86400
+PARTITION_CACHE_TTL = "partition.cache.ttl-second"
+PARTITION_CACHE_TTL_DEFAULT = 28800
+FILE_META_CACHE_TTL = "file.meta.cache.ttl-second"
+FILE_META_CACHE_TTL_DEFAULT = 28800
+SCHEMA_CACHE_CAPACITY = "schema.cache.capacity"
+SCHEMA_CACHE_CAPACITY_DEFAULT = 10000
+PARTITION_VALUES_CACHE_CAPACITY = "partition.values.cache.capacity"
+PARTITION_VALUES_CACHE_CAPACITY_DEFAULT = 10000
+PARTITION_CACHE_CAPACITY = "partition.cache.capacity"
+PARTITION_CACHE_CAPACITY_DEFAULT = 100000
+FILE_META_CACHE_CAPACITY = "file.meta.cache.capacity"
+FILE_META_CACHE_CAPACITY_DEFAULT = 100000
 
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
@@ -100,11 +124,39 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
+class CacheConfig:
+    """Lifetimes (seconds; -1 forever, 0 off) and capacities (entries) of a catalog's metadata caches."""
+
+    schema_ttl: int = SCHEMA_CACHE_TTL_DEFAULT
+    partition_ttl: int = PARTITION_CACHE_TTL_DEFAULT
+    file_ttl: int = FILE_META_CACHE_TTL_DEFAULT
+    schema_capacity: int = SCHEMA_CACHE_CAPACITY_DEFAULT
+    partition_values_capacity: int = PARTITION_VALUES_CACHE_CAPACITY_DEFAULT
+    partition_capacity: int = PARTITION_CACHE_CAPACITY_DEFAULT
+    file_capacity: int = FILE_META_CACHE_CAPACITY_DEFAULT
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> CacheConfig:
+        return cls(
+            schema_ttl=property_as_int(props, SCHEMA_CACHE_TTL, SCHEMA_CACHE_TTL_DEFAULT, minimum=-1),
+            partition_ttl=property_as_int(props, PARTITION_CACHE_TTL, PARTITION_CACHE_TTL_DEFAULT, minimum=-1),
+            file_ttl=property_as_int(props, FILE_META_CACHE_TTL, FILE_META_CACHE_TTL_DEFAULT, minimum=-1),
+            schema_capacity=property_as_int(props, SCHEMA_CACHE_CAPACITY, SCHEMA_CACHE_CAPACITY_DEFAULT, minimum=1),
+            partition_values_capacity=property_as_int(
+                props, PARTITION_VALUES_CACHE_CAPACITY, PARTITION_VALUES_CACHE_CAPACITY_DEFAULT, minimum=1
+            ),
+            partition_capacity=property_as_int(props, PARTITION_CACHE_CAPACITY, PARTITION_CACHE_CAPACITY_DEFAULT, minimum=1),
+            file_capacity=property_as_int(props, FILE_META_CACHE_CAPACITY, FILE_META_CACHE_CAPACITY_DEFAULT, minimum=1),
+        )
+
+
+@dataclass(frozen=True)
 class CatalogConfig:
     """The validated, typed form of one catalog's properties."""
 
     client: ClientConfig
     raw: Mapping[str, str]
+    caches: CacheConfig = CacheConfig()
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -127,7 +179,7 @@ class CatalogConfig:
             borrow_timeout=property_as_seconds(props, BORROW_TIMEOUT, BORROW_TIMEOUT_DEFAULT, positive=True),
             uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
         )
-        return cls(client=client, raw=MappingProxyType(dict(props)))
+        return cls(client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props))
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

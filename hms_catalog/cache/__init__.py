@@ -1,0 +1,8 @@
+"""Per-catalog metadata caches (cachetools) with statistics and precise invalidation."""
+
+from __future__ import annotations
+
+from hms_catalog.cache.catalog_caches import CatalogCaches
+from hms_catalog.cache.metadata_cache import CachedEntry, CacheStats, MetadataCache
+
+__all__ = ["CacheStats", "CachedEntry", "CatalogCaches", "MetadataCache"]
