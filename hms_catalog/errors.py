@@ -20,6 +20,8 @@ __all__ = [
     "SqlSyntaxError",
     "PlanningError",
     "EmbeddedMetastoreError",
+    "SchemaError",
+    "UnsupportedTypeError",
 ]
 
 
@@ -101,3 +103,26 @@ class PlanningError(HmsCatalogError):
 
 class EmbeddedMetastoreError(HmsCatalogError):
     """The embedded metastore could not be started, reached or stopped; the message has the log tail."""
+
+
+class SchemaError(HmsCatalogError):
+    """A type string or table schema could not be understood.
+
+    ``column`` names the column (when known) and ``position`` the 0-based offset in the type string
+    where parsing stopped, so a malformed schema is reported where it is wrong.
+    """
+
+    def __init__(self, message: str, *, column: str | None = None, position: int | None = None) -> None:
+        self.column = column
+        self.position = position
+        self.reason = message
+        where = []
+        if column is not None:
+            where.append(f"column '{column}'")
+        if position is not None:
+            where.append(f"position {position}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class UnsupportedTypeError(SchemaError):
+    """A type exists in the source schema but has no counterpart where it must be rendered (Spark, Arrow)."""

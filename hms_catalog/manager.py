@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
+from hms_catalog.cache import CatalogCaches
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.client.pool import HmsClientPool
 from hms_catalog.model.catalog import ExternalCatalog
@@ -48,7 +49,9 @@ class CatalogManager:
             if live is not None:
                 live.close()
             config = CatalogConfig.from_properties(definition.properties)
-            live = ExternalCatalog(definition, config, self._client_factory(config.client))
+            live = ExternalCatalog(
+                definition, config, self._client_factory(config.client), CatalogCaches.from_config(config.caches)
+            )
             self._live[definition.name] = live
             return live
 

@@ -10,6 +10,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,41 @@ def admin(metastore: EmbeddedMetastore) -> Iterator[hms.Admin]:
     pool = HmsClientPool(ClientConfig(uris=parse_uris(metastore.uri), pool_size=2))
     yield hms.Admin(pool, metastore.warehouse)
     pool.close()
+
+
+@pytest.fixture(scope="session")
+def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One SparkSession with Hive support on the embedded metastore, for the whole test session."""
+    from pyspark.sql import SparkSession
+
+    scratch = tmp_path_factory.mktemp("spark")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("hms-catalog-tests")
+        .config("spark.sql.catalogImplementation", "hive")
+        .config("spark.hadoop.hive.metastore.uris", metastore.uri)
+        .config("spark.sql.warehouse.dir", metastore.warehouse.as_uri())
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
+        .config("spark.local.dir", str(scratch))
+        .enableHiveSupport()
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def iceberg_catalog(metastore: EmbeddedMetastore) -> Any:
+    """pyiceberg's HiveCatalog on the embedded metastore (Hive 2.3 needs hive2-compatible)."""
+    from pyiceberg.catalog.hive import HiveCatalog
+
+    return HiveCatalog(
+        "tests", uri=metastore.uri, warehouse=metastore.warehouse.as_uri(), **{"hive.hive2-compatible": "true"}
+    )
 
 
 @pytest.fixture

@@ -31,17 +31,17 @@ def like_matcher(pattern: str) -> re.Pattern[str]:
 
 
 def describe_rows(table: ExternalTable) -> list[tuple[str, str, bool, bool, str]]:
-    """Columns then partition keys, each as (Field, Type, Nullable, PartitionKey, Comment)."""
-    metadata = table.metadata
-    columns = list(metadata.sd.cols or []) if metadata.sd else []
-    keys = list(metadata.partitionKeys or [])
-    rows = [(c.name, _normalise_type(c.type), True, False, c.comment or "") for c in columns]
-    rows += [(c.name, _normalise_type(c.type), True, True, c.comment or "") for c in keys]
+    """The translated schema: data columns then partition columns, as (Field, Type, Nullable, PartitionKey, Comment).
+
+    A column Spark cannot represent keeps its source type text and says why in its comment.
+    """
+    rows = []
+    for column in table.schema.columns:
+        comment = column.comment
+        if column.problem:
+            comment = f"{comment} [unreadable: {column.problem}]".strip()
+        rows.append((column.name, column.spark_type_string(), column.nullable, column.partition, comment))
     return rows
-
-
-def _normalise_type(text: str) -> str:
-    return re.sub(r"\s+", "", text or "").lower()
 
 
 @register(ast.UseDatabase)

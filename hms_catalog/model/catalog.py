@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from hms_catalog.model._lazy import Lazy
+from hms_catalog.cache import CatalogCaches
+from hms_catalog.cache.catalog_caches import DATABASE_NAMES_KEY
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 
@@ -19,20 +20,26 @@ __all__ = ["ExternalCatalog"]
 
 
 class ExternalCatalog:
-    """A catalog built from its stored definition, with its metastore client passed in.
+    """A catalog built from its stored definition, with its metastore client and caches passed in.
 
     Creating it makes no metastore call; each level fetches only what is asked of it, once. Database and
     table handles are made on demand without asking the metastore whether they exist: the first real
     use (DESCRIBE, SHOW TABLES) finds out, so ``DESCRIBE cat.db.t`` on a cold catalog is one get_table.
     """
 
-    def __init__(self, definition: CatalogDefinition, config: CatalogConfig, client: MetastoreClient) -> None:
+    def __init__(
+        self,
+        definition: CatalogDefinition,
+        config: CatalogConfig,
+        client: MetastoreClient,
+        caches: CatalogCaches | None = None,
+    ) -> None:
         self.definition = definition
         self.config = config
         self.client = client
+        self.caches = caches if caches is not None else CatalogCaches.from_config(config.caches)
         self._lock = threading.Lock()
         self._databases: dict[str, ExternalDatabase] = {}
-        self._database_names: Lazy[tuple[str, ...]] = Lazy(self._load_database_names)
 
     @property
     def name(self) -> str:
@@ -43,7 +50,7 @@ class ExternalCatalog:
 
     def database_names(self) -> tuple[str, ...]:
         """Names of the databases, lower-case and sorted: one get_all_databases."""
-        return self._database_names.get()
+        return self.caches.names.get(DATABASE_NAMES_KEY, self._load_database_names)
 
     def database(self, name: str) -> ExternalDatabase:
         """The handle of ``name``; makes no metastore call."""
@@ -51,7 +58,7 @@ class ExternalCatalog:
         with self._lock:
             found = self._databases.get(key)
             if found is None:
-                found = ExternalDatabase(self.name, key, self.client)
+                found = ExternalDatabase(self.name, key, self.client, self.caches, self.config.raw)
                 self._databases[key] = found
             return found
 
@@ -59,8 +66,8 @@ class ExternalCatalog:
         return self.database(database).table(name)
 
     def refresh(self) -> None:
-        """Forget every name list and every loaded database and table."""
-        self._database_names.reset()
+        """Forget every name list and everything cached of every database and table."""
+        self.caches.invalidate_all()
         with self._lock:
             databases = list(self._databases.values())
             self._databases.clear()
@@ -68,11 +75,7 @@ class ExternalCatalog:
             database.refresh()
 
     def refresh_database(self, name: str) -> None:
-        self._database_names.reset()
-        with self._lock:
-            database = self._databases.pop(name.lower(), None)
-        if database is not None:
-            database.refresh()
+        self.database(name).refresh()
 
     def close(self) -> None:
         """Close the metastore connections; idempotent."""

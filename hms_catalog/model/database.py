@@ -3,30 +3,38 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hms_catalog.errors import NotFoundError
-from hms_catalog.model._lazy import Lazy
+from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
+from hms_catalog._lazy import Lazy
 from hms_catalog.model.table import ExternalTable
 
 if TYPE_CHECKING:
     from hmsclient.genthrift.hive_metastore import ttypes
 
+    from hms_catalog.cache import CatalogCaches
     from hms_catalog.client.metastore import MetastoreClient
 
-__all__ = ["ExternalDatabase"]
+__all__ = ["ExternalDatabase", "TABLE_BATCH_SIZE"]
+
+TABLE_BATCH_SIZE = 100
 
 
 class ExternalDatabase:
     """``catalog.database``: table names and the database's own definition are each fetched on first use."""
 
-    def __init__(self, catalog: str, name: str, client: MetastoreClient) -> None:
+    def __init__(
+        self, catalog: str, name: str, client: MetastoreClient, caches: CatalogCaches, io_properties: Mapping[str, str]
+    ) -> None:
         self.catalog = catalog
         self.name = name
         self._client = client
+        self._caches = caches
+        self._io_properties = io_properties
         self._lock = threading.Lock()
         self._tables: dict[str, ExternalTable] = {}
-        self._table_names: Lazy[tuple[str, ...]] = Lazy(self._load_table_names)
         self._definition: Lazy[ttypes.Database] = Lazy(lambda: self._client.get_database(self.name))
 
     @property
@@ -43,7 +51,7 @@ class ExternalDatabase:
 
     def table_names(self) -> tuple[str, ...]:
         """Names of the tables, lower-case and sorted: one get_all_tables, none per table."""
-        return self._table_names.get()
+        return self._caches.names.get((self.name,), self._load_table_names)
 
     def table(self, name: str) -> ExternalTable:
         """The handle of ``name``; makes no metastore call (the table loads when first used)."""
@@ -51,26 +59,38 @@ class ExternalDatabase:
         with self._lock:
             found = self._tables.get(key)
             if found is None:
-                found = ExternalTable(self.catalog, self.name, key, self._client)
+                found = ExternalTable(self.catalog, self.name, key, self._client, self._caches, self._io_properties)
                 self._tables[key] = found
             return found
 
-    def loaded_tables(self) -> list[ExternalTable]:
-        with self._lock:
-            return list(self._tables.values())
+    def tables_metadata(self, names: Sequence[str], *, batch_size: int = TABLE_BATCH_SIZE) -> list[TableMetadata]:
+        """Metadata of many tables: cached ones as they are, the rest with get_table_objects_by_name in batches.
+
+        Tables dropped since their names were listed are left out.
+        """
+        keys = [name.lower() for name in names]
+        found: dict[str, TableMetadata] = {}
+        missing = []
+        for key in keys:
+            cached = self._caches.schema.peek((self.name, key))
+            if cached is not None:
+                found[key] = cached
+            else:
+                missing.append(key)
+        for start in range(0, len(missing), batch_size):
+            for table in self._client.get_table_objects_by_name(self.name, missing[start : start + batch_size]):
+                metadata = load_table_metadata(table, self._io_properties)
+                found[table.tableName.lower()] = metadata
+                self._caches.schema.put((self.name, table.tableName.lower()), metadata)
+        return [found[key] for key in keys if key in found]
 
     def refresh(self) -> None:
-        """Forget the table names, the table handles and the database's definition."""
-        self._table_names.reset()
+        """Forget the table names, every table's cached metadata, and the database's definition."""
+        self._caches.invalidate_database(self.name)
         self._definition.reset()
-        with self._lock:
-            self._tables.clear()
 
     def refresh_table(self, name: str) -> None:
-        with self._lock:
-            table = self._tables.pop(name.lower(), None)
-        if table is not None:
-            table.refresh()
+        self._caches.invalidate_table(self.name, name.lower())
 
     def _load_table_names(self) -> tuple[str, ...]:
         names = self._client.get_all_tables(self.name)

@@ -1,50 +1,83 @@
-"""A table of an external catalog: a handle that asks the metastore for its definition on first use."""
+"""A table of an external catalog: a handle whose definition lives in the catalog's schema cache."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hms_catalog.errors import NotFoundError
-from hms_catalog.model._lazy import Lazy
+from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 
 if TYPE_CHECKING:
     from hmsclient.genthrift.hive_metastore import ttypes
 
+    from hms_catalog.cache import CatalogCaches
     from hms_catalog.client.metastore import MetastoreClient
+    from hms_catalog.formats import Detection, TableSchema
 
 __all__ = ["ExternalTable"]
 
 
 class ExternalTable:
-    """``catalog.database.table``; creating one costs nothing, the first :attr:`metadata` one get_table."""
+    """``catalog.database.table``; creating one costs nothing, the first use one get_table.
 
-    def __init__(self, catalog: str, database: str, name: str, client: MetastoreClient) -> None:
+    The loaded definition (thrift table, format detection, schema) is kept in the catalog's schema
+    cache, so its lifetime follows ``schema.cache.ttl-second`` and REFRESH, and concurrent first uses
+    load it once.
+    """
+
+    def __init__(
+        self,
+        catalog: str,
+        database: str,
+        name: str,
+        client: MetastoreClient,
+        caches: CatalogCaches,
+        io_properties: Mapping[str, str],
+    ) -> None:
         self.catalog = catalog
         self.database = database
         self.name = name
         self._client = client
-        self._metadata: Lazy[ttypes.Table] = Lazy(self._load)
+        self._caches = caches
+        self._io_properties = io_properties
 
     @property
     def full_name(self) -> str:
         return f"{self.catalog}.{self.database}.{self.name}"
 
     @property
-    def loaded(self) -> bool:
-        return self._metadata.loaded
+    def key(self) -> tuple[str, str]:
+        return (self.database, self.name)
 
     @property
-    def metadata(self) -> ttypes.Table:
-        """The metastore's Table struct, fetched once."""
-        return self._metadata.get()
+    def loaded(self) -> bool:
+        return self._caches.schema.peek(self.key) is not None
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The table as loaded (fetched once, then served from the schema cache)."""
+        return self._caches.schema.get(self.key, self._load)
+
+    @property
+    def thrift(self) -> ttypes.Table:
+        return self.metadata.table
+
+    @property
+    def detection(self) -> Detection:
+        return self.metadata.detection
+
+    @property
+    def schema(self) -> TableSchema:
+        return self.metadata.schema
 
     def refresh(self) -> None:
-        """Forget the definition; the next use fetches it again."""
-        self._metadata.reset()
+        """Drop this table's schema, partitions and file listings from every cache."""
+        self._caches.invalidate_table(self.database, self.name)
 
-    def _load(self) -> ttypes.Table:
+    def _load(self) -> TableMetadata:
         try:
-            return self._client.get_table(self.database, self.name)
+            return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties)
         except NotFoundError:
             pass
         # Only on this error path: tell a missing database from a missing table.

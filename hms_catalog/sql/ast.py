@@ -28,6 +28,9 @@ __all__ = [
     "RefreshCatalog",
     "RefreshDatabase",
     "RefreshTable",
+    "ShowCache",
+    "ShowSchemaCache",
+    "ShowTableStatus",
 ]
 
 # Ordered (key, value) pairs as written; a tuple so that nodes stay hashable.
@@ -137,3 +140,19 @@ class RefreshDatabase(Statement):
 @dataclass(frozen=True)
 class RefreshTable(Statement):
     table: TableName
+
+
+@dataclass(frozen=True)
+class ShowCache(Statement):
+    catalog: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowSchemaCache(Statement):
+    catalog: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTableStatus(Statement):
+    database: DatabaseName | None = None
+    pattern: str | None = None

@@ -25,9 +25,12 @@ from hms_catalog.sql.ast import (
     RefreshDatabase,
     RefreshTable,
     RenameCatalog,
+    ShowCache,
     ShowCatalogs,
     ShowCreateCatalog,
     ShowDatabases,
+    ShowSchemaCache,
+    ShowTableStatus,
     ShowTables,
     Statement,
     SwitchCatalog,
@@ -210,6 +213,20 @@ def _show_tables(cur: _Cursor) -> Statement:
     return ShowTables(database, pattern)
 
 
+def _show_cache(cur: _Cursor) -> Statement:
+    return ShowCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
+
+
+def _show_schema_cache(cur: _Cursor) -> Statement:
+    return ShowSchemaCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
+
+
+def _show_table_status(cur: _Cursor) -> Statement:
+    database = _database_name(cur) if cur.match_keyword("FROM") else None
+    pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
+    return ShowTableStatus(database, pattern)
+
+
 def _switch(cur: _Cursor) -> Statement:
     return SwitchCatalog(_catalog_name(cur))
 
@@ -247,6 +264,9 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("SHOW", "DATABASES"): _show_databases,
         ("SHOW", "TABLES"): _show_tables,
         ("SHOW", "CREATE", "CATALOG"): _show_create_catalog,
+        ("SHOW", "TABLE", "STATUS"): _show_table_status,
+        ("SHOW", "CACHE"): _show_cache,
+        ("SHOW", "SCHEMA", "CACHE"): _show_schema_cache,
         ("SWITCH",): _switch,
         ("USE",): _use,
         ("DESC",): _describe,

@@ -60,12 +60,12 @@ def test_definitions_persist_across_processes(home: Path, catalog_sql: str) -> N
 
 
 def test_a_syntax_error_names_line_column_and_token_and_earlier_statements_stay(home: Path, catalog_sql: str) -> None:
-    script = f"{catalog_sql};\nSHOW CATALOGS;\nSHOW TABLE FROM x;\nDROP CATALOG hive;"
+    script = f"{catalog_sql};\nSHOW CATALOGS;\nSHOW TABLEZ FROM x;\nDROP CATALOG hive;"
     run = cli(home, "-e", script)
     assert run.returncode == 1
     assert run.stderr.startswith("error: line 3:6: ")
-    assert "near 'TABLE'" in run.stderr and "Traceback" not in run.stderr
-    assert "SHOW TABLE FROM x;\n     ^" in run.stderr
+    assert "near 'TABLEZ'" in run.stderr and "Traceback" not in run.stderr
+    assert "SHOW TABLEZ FROM x;\n     ^" in run.stderr
     assert "hive" in run.stdout  # SHOW CATALOGS ran before the failure
     kept = cli(home, "--format", "json", "-e", "SHOW CATALOGS")
     assert json_lines(kept.stdout)[0]["rows"][0][0] == "hive"  # DROP after the error never ran

@@ -45,7 +45,7 @@ def test_the_prompt_runs_multi_line_statements_and_keeps_history(home: Path, met
         _read_until(primary, b"-> ")  # the statement goes on until ';'
         os.write(primary, b"  DATABASES FROM hive;\n")
         assert b"| default" in _read_until(primary, b"in set")
-        os.write(primary, b"SHOW TABLE;\n")
+        os.write(primary, b"SHOW TABLEZ;\n")
         assert b"error: line" in _read_until(primary, b"error: line")  # reported, the session goes on
         os.write(primary, b"SHOW CATALOGS;\n")
         assert b"| hive" in _read_until(primary, b"in set")

@@ -80,7 +80,7 @@ def test_describe_on_a_cold_catalog_is_one_get_table_and_warm_is_none(world: Wor
     warm = world.calls_during(lambda: catalog.table(db, "t1").metadata)
     assert cold == {"get_table": 1}
     assert warm == {}
-    assert catalog.table(db, "t1").metadata.sd.cols[1].type == "decimal(10,2)"
+    assert catalog.table(db, "t1").thrift.sd.cols[1].type == "decimal(10,2)"
 
 
 def test_show_tables_is_one_call_whatever_the_table_count(world: World, db: str) -> None:
@@ -121,7 +121,7 @@ def test_thirty_two_threads_asking_for_one_table_cause_one_load(world: World, db
 def test_names_are_case_insensitive(world: World, db: str) -> None:
     catalog = world.catalog()
     assert catalog.table(db.upper(), "T3") is catalog.table(db, "t3")
-    assert catalog.table(db.upper(), "T3").metadata.tableName == "t3"
+    assert catalog.table(db.upper(), "T3").thrift.tableName == "t3"
 
 
 def test_missing_table_and_missing_database_are_named(world: World, db: str) -> None:
@@ -141,7 +141,7 @@ def test_a_failed_load_is_tried_again(world: World, db: str) -> None:
     with pytest.raises(NotFoundError):
         _ = catalog.table(db, "later").metadata
     world.add_table(db, "later", [("x", "int")])
-    assert catalog.table(db, "later").metadata.tableName == "later"
+    assert catalog.table(db, "later").thrift.tableName == "later"
 
 
 def test_refresh_forgets_exactly_its_level(world: World, db: str) -> None:

@@ -15,7 +15,10 @@ from hms_catalog.sql import (
     RefreshDatabase,
     RefreshTable,
     RenameCatalog,
+    ShowCache,
     ShowCatalogs,
+    ShowSchemaCache,
+    ShowTableStatus,
     ShowCreateCatalog,
     ShowDatabases,
     ShowTables,
@@ -91,6 +94,13 @@ GOOD: list[tuple[str, Statement]] = [
     ("REFRESH DATABASE hive.db", RefreshDatabase(DatabaseName("hive", "db"))),
     ("REFRESH TABLE t", RefreshTable(TableName(None, None, "t"))),
     ("REFRESH TABLE db.t", RefreshTable(TableName(None, "db", "t"))),
+    ("SHOW CACHE", ShowCache(None)),
+    ("show cache from hive", ShowCache("hive")),
+    ("SHOW SCHEMA CACHE", ShowSchemaCache(None)),
+    ("SHOW SCHEMA CACHE FROM `my cat`", ShowSchemaCache("my cat")),
+    ("SHOW TABLE STATUS", ShowTableStatus(None, None)),
+    ("SHOW TABLE STATUS FROM c.db LIKE 'o%'", ShowTableStatus(DatabaseName("c", "db"), "o%")),
+    ("show table status like 'x'", ShowTableStatus(None, "x")),
     ("Refresh Table hive.db.t", RefreshTable(TableName("hive", "db", "t"))),
     # blanks, comments, a trailing semicolon
     ("  /* lead */ SHOW -- x\n CATALOGS  ", ShowCatalogs()),
@@ -170,8 +180,9 @@ BAD: list[tuple[str, int, int, str, str]] = [
         "unknown statement 'CRATE'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, REFRESH, SHOW, SWITCH, USE",
     ),
     ("`SHOW` CATALOGS", 1, 1, "`SHOW`", "unknown statement '`SHOW`'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, REFRESH, SHOW, SWITCH, USE"),
-    ("SHOW TABLE", 1, 6, "TABLE", "expected CATALOGS, DATABASES, TABLES or CREATE after SHOW"),
-    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES or CREATE after SHOW"),
+    ("SHOW TABLE", 1, 11, "<end of input>", "expected STATUS after SHOW TABLE"),
+    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE or SCHEMA after SHOW"),
+    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE or SCHEMA after SHOW"),
     ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG after SHOW CREATE"),
     ("CREATE TABLE t", 1, 8, "TABLE", "expected CATALOG after CREATE"),
     ("DROP DATABASE d", 1, 6, "DATABASE", "expected CATALOG after DROP"),
@@ -261,10 +272,10 @@ def test_parse_statement_errors(text: str, line: int, column: int, token: str, r
 
 def test_error_message_format() -> None:
     with pytest.raises(SqlSyntaxError) as info:
-        parse_statement("SHOW TABLE x")
+        parse_statement("SHOW TABLEZ x")
     assert str(info.value) == (
-        "line 1:6: expected CATALOGS, DATABASES, TABLES or CREATE after SHOW near 'TABLE'\n"
-        "SHOW TABLE x\n"
+        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE or SCHEMA after SHOW near 'TABLEZ'\n"
+        "SHOW TABLEZ x\n"
         "     ^"
     )
 
@@ -301,13 +312,13 @@ def test_unterminated_comment_after_last_statement_is_reported() -> None:
 
 
 def test_parse_statement_of_a_split_piece_uses_input_coordinates() -> None:
-    pieces = split_statements("SHOW CATALOGS;\n   SHOW   TABLE")
+    pieces = split_statements("SHOW CATALOGS;\n   SHOW   TABLEZ")
     with pytest.raises(SqlSyntaxError) as info:
         parse_statement(pieces[1])
     err = info.value
-    assert (err.line, err.column, err.token) == (2, 11, "TABLE")
+    assert (err.line, err.column, err.token) == (2, 11, "TABLEZ")
     # Without the whole input, the excerpt quotes the statement, caret still under the token.
-    assert err.excerpt == "SHOW   TABLE\n       ^"
+    assert err.excerpt == "SHOW   TABLEZ\n       ^"
 
 
 def test_parse_statement_with_explicit_origin() -> None:

@@ -1,0 +1,75 @@
+"""Schemas of Hudi tables: the schema of the latest completed commit, read through hudi-rs.
+
+Hudi's hive sync registers partition fields as metastore partition keys and leaves them out of the
+data columns, so the metastore's keys decide which columns are partition columns (with their declared
+types); the commit's schema gives everything else, Hudi's five ``_hoodie_*`` meta columns included.
+"""
+
+from __future__ import annotations
+
+from hmsclient.genthrift.hive_metastore import ttypes
+
+from hms_catalog.errors import SchemaError
+from hms_catalog.formats._paths import normalize_location
+from hms_catalog.formats.detect import Detection
+from hms_catalog.formats.schema import Column, TableSchema
+from hms_catalog.types import from_arrow_schema, parse_hive_type
+
+__all__ = ["hudi_schema", "open_hudi_table"]
+
+META_PREFIX = "_hoodie_"
+
+
+def open_hudi_table(table: ttypes.Table):  # type: ignore[no-untyped-def]
+    """hudi-rs's table for the metastore table's location."""
+    import hudi
+
+    location = table.sd.location if table.sd else None
+    if not location:
+        raise SchemaError(f"Hudi table {table.dbName}.{table.tableName} has no location")
+    try:
+        return hudi.HudiTableBuilder.from_base_uri(normalize_location(location)).build()
+    except Exception as error:  # hudi-rs raises its own HudiCoreError and OSError
+        raise SchemaError(f"cannot open the Hudi table at {location}: {error}") from error
+
+
+def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
+    hudi_table = open_hudi_table(table)
+    try:
+        arrow = hudi_table.get_schema_with_meta_fields()
+    except Exception as error:
+        raise SchemaError(f"cannot read the Hudi schema at {hudi_table.base_url}: {error}") from error
+    keys = list(table.partitionKeys or [])
+    key_names = {k.name.lower() for k in keys}
+    # The metastore lower-cases partition key names; Hudi's schema keeps the case the writer used.
+    written_names = {f.name.lower(): f.name for f in [*arrow, *hudi_table.get_partition_schema()]}
+    columns = []
+    for field in from_arrow_schema(arrow).fields:
+        if field.name.lower() in key_names:
+            continue
+        meta = field.name.startswith(META_PREFIX)
+        columns.append(Column(
+            field.name, field.type, str(arrow.field(field.name).type), nullable=field.nullable,
+            comment="Hudi meta field" if meta else (field.comment or ""), meta=meta,
+        ))
+    if keys:
+        for key in keys:
+            name = written_names.get(key.name.lower(), key.name)
+            columns.append(Column(name, parse_hive_type(key.type, column=key.name), key.type, partition=True,
+                                  comment=key.comment or ""))
+    else:
+        partition_fields = hudi_table.get_partition_schema()
+        declared = {f.name.lower() for f in partition_fields}
+        columns = [Column(**{**c.__dict__, "partition": c.name.lower() in declared}) for c in columns]
+    try:
+        latest = hudi_table.get_timeline().get_latest_commit_timestamp()
+    except Exception:  # an empty table has no completed commit yet
+        latest = "none"
+    options = hudi_table.hudi_options()
+    details = {
+        "table-type": hudi_table.table_type,
+        "table-version": options.get("hoodie.table.version", ""),
+        "latest-commit": latest,
+        "query": detection.hudi_query or "read_optimized",
+    }
+    return TableSchema(tuple(columns), source=f"Hudi commit {latest}", details=details)

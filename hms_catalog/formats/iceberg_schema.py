@@ -1,0 +1,62 @@
+"""Schemas of Iceberg tables: the current schema of the metadata file the metastore points at.
+
+The metastore's own columns of an Iceberg table are a copy pyiceberg or the engine wrote at commit
+time (and Hive 2.3 cannot even hold every Iceberg type), so the metadata file is read instead: one
+small file read, no metastore call. Renamed and dropped columns follow the current schema id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hmsclient.genthrift.hive_metastore import ttypes
+
+from hms_catalog.errors import SchemaError
+from hms_catalog.formats._paths import normalize_location
+from hms_catalog.formats.detect import Detection
+from hms_catalog.formats.schema import Column, TableSchema
+from hms_catalog.types import from_iceberg_schema
+
+__all__ = ["iceberg_schema", "load_iceberg_metadata"]
+
+
+def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str]):  # type: ignore[no-untyped-def]
+    """pyiceberg's TableMetadata of the file named by the table's ``metadata_location``."""
+    from pyiceberg.io import load_file_io
+    from pyiceberg.serializers import FromInputFile
+
+    location = (table.parameters or {}).get("metadata_location")
+    if not location:
+        raise SchemaError(f"Iceberg table {table.dbName}.{table.tableName} has no metadata_location parameter")
+    location = normalize_location(location)
+    try:
+        io = load_file_io(properties=dict(io_properties), location=location)
+        return FromInputFile.table_metadata(io.new_input(location))
+    except (OSError, ValueError) as error:
+        raise SchemaError(f"cannot read Iceberg metadata {location}: {error}") from error
+
+
+def iceberg_schema(table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> TableSchema:
+    metadata = load_iceberg_metadata(table, io_properties)
+    current = metadata.schema()
+    struct = from_iceberg_schema(current)
+    by_id = {f.field_id: f for f in current.fields}
+    columns = []
+    for translated in struct.fields:
+        source = by_id.get(translated.field_id)
+        columns.append(Column(
+            translated.name, translated.type, str(source.field_type) if source else "", nullable=translated.nullable,
+            comment=translated.comment or "", field_id=translated.field_id,
+        ))
+    spec = metadata.spec()
+    names = {f.field_id: f.name for f in current.fields}
+    spec_text = ", ".join(f"{f.name}={f.transform}({names.get(f.source_id, f.source_id)})" for f in spec.fields)
+    snapshot = metadata.current_snapshot_id
+    details = {
+        "format-version": str(metadata.format_version),
+        "schema-id": str(current.schema_id),
+        "partition-spec": spec_text or "unpartitioned",
+        "current-snapshot-id": str(snapshot) if snapshot is not None else "none",
+        "metadata-location": (table.parameters or {}).get("metadata_location", ""),
+    }
+    return TableSchema(tuple(columns), source=f"Iceberg metadata (schema id {current.schema_id})", details=details)

@@ -1,0 +1,57 @@
+"""What the schema cache holds per table: the metastore's table, its detection, and its schema.
+
+The schema is loaded on first use from whatever the format needs (the metastore's columns, an Iceberg
+metadata file, the Hudi timeline), never with a further metastore call, so a batch load of many tables
+(SHOW TABLE STATUS) can fill the cache without paying for schemas nobody asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+
+from hmsclient.genthrift.hive_metastore import ttypes
+
+from hms_catalog.formats.detect import Detection, TableFormat, detect
+from hms_catalog.formats.hive_schema import hive_schema
+from hms_catalog.formats.hudi_schema import hudi_schema
+from hms_catalog.formats.iceberg_schema import iceberg_schema
+from hms_catalog.formats.schema import TableSchema
+from hms_catalog._lazy import Lazy
+
+__all__ = ["TableMetadata", "load_table_metadata"]
+
+SchemaLoader = Callable[[ttypes.Table, Detection, Mapping[str, str]], TableSchema]
+
+_LOADERS: dict[TableFormat, SchemaLoader] = {
+    TableFormat.HIVE: lambda table, detection, _: hive_schema(table, detection),
+    TableFormat.UNKNOWN: lambda table, detection, _: hive_schema(table, detection),
+    TableFormat.ICEBERG: iceberg_schema,
+    TableFormat.HUDI: lambda table, detection, _: hudi_schema(table, detection),
+}
+
+
+class TableMetadata:
+    """One table as loaded: thrift struct, detection, and a schema loaded once on first use."""
+
+    def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> None:
+        self.table = table
+        self.detection = detection
+        self.loaded_at = time.time()
+        self._schema: Lazy[TableSchema] = Lazy(lambda: _LOADERS[detection.format](table, detection, io_properties))
+
+    @property
+    def schema(self) -> TableSchema:
+        return self._schema.get()
+
+    @property
+    def schema_loaded(self) -> bool:
+        return self._schema.loaded
+
+    @property
+    def partition_key_names(self) -> list[str]:
+        return [key.name for key in self.table.partitionKeys or []]
+
+
+def load_table_metadata(table: ttypes.Table, io_properties: Mapping[str, str]) -> TableMetadata:
+    return TableMetadata(table, detect(table), io_properties)
