@@ -25,7 +25,7 @@ _names = itertools.count(1)
 @pytest.fixture(scope="session")
 def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMetastore]:
     """The embedded metastore, started once per test session."""
-    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore")) as server:
+    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore"), audit=True) as server:
         yield server
 
 

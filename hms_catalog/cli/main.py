@@ -36,6 +36,8 @@ statements:
   SHOW DATABASES [FROM cat] | SHOW TABLES [FROM [cat.]db] [LIKE 'pattern']
   DESC[RIBE] [[cat.]db.]table
   REFRESH CATALOG name | REFRESH DATABASE [cat.]db | REFRESH TABLE [[cat.]db.]table
+  SHOW TABLE STATUS [FROM [cat.]db] [LIKE 'pattern']   (format, file format, location, reason)
+  SHOW CACHE [FROM cat] | SHOW SCHEMA CACHE [FROM cat]   (what the caches hold)
 
 examples:
   hms-catalog metastore start        # a local metastore at thrift://127.0.0.1:9083

@@ -76,10 +76,13 @@ def write_hive_site(conf_dir: Path, *, db_dir: Path, warehouse: Path, with_event
     return path
 
 
-def write_log_config(conf_dir: Path, log_file: Path) -> Path:
-    """A log4j2 configuration that keeps the terminal silent and sends warnings to ``log_file``."""
-    path = conf_dir / "log4j2.properties"
-    path.write_text(
+def write_log_config(conf_dir: Path, log_file: Path, audit_file: Path | None = None) -> Path:
+    """A log4j2 configuration that keeps the terminal silent and sends warnings to ``log_file``.
+
+    With ``audit_file``, Hive's audit logger writes one line per metastore call there (``cmd=get_table``
+    and so on): a count of calls made by any client, measured at the server.
+    """
+    text = (
         "status = ERROR\n"
         "name = hms-catalog-metastore\n"
         "appender.file.type = File\n"
@@ -88,9 +91,23 @@ def write_log_config(conf_dir: Path, log_file: Path) -> Path:
         "appender.file.layout.type = PatternLayout\n"
         "appender.file.layout.pattern = %d{ISO8601} %p %c{1}: %m%n\n"
         "rootLogger.level = WARN\n"
-        "rootLogger.appenderRef.file.ref = file\n",
-        encoding="utf-8",
+        "rootLogger.appenderRef.file.ref = file\n"
     )
+    if audit_file is not None:
+        text += (
+            "appender.audit.type = File\n"
+            "appender.audit.name = audit\n"
+            f"appender.audit.fileName = {audit_file}\n"
+            "appender.audit.immediateFlush = true\n"
+            "appender.audit.layout.type = PatternLayout\n"
+            "appender.audit.layout.pattern = %m%n\n"
+            "logger.audit.name = org.apache.hadoop.hive.metastore.HiveMetaStore.audit\n"
+            "logger.audit.level = INFO\n"
+            "logger.audit.additivity = false\n"
+            "logger.audit.appenderRef.audit.ref = audit\n"
+        )
+    path = conf_dir / "log4j2.properties"
+    path.write_text(text, encoding="utf-8")
     return path
 
 

@@ -70,12 +70,14 @@ class EmbeddedMetastore:
         events: bool = True,
         heap: str = "512m",
         startup_timeout: float = 120.0,
+        audit: bool = False,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.port = port
         self.events_requested = events
         self.heap = heap
         self.startup_timeout = startup_timeout
+        self.audit = audit
         self.events_enabled = False
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -93,6 +95,28 @@ class EmbeddedMetastore:
     @property
     def log_file(self) -> Path:
         return self.directory / "metastore.log"
+
+    @property
+    def audit_file(self) -> Path:
+        """One line per metastore call when started with ``audit=True`` (see :meth:`audited_calls`)."""
+        return self.directory / "audit.log"
+
+    def audited_calls(self, since: int = 0) -> tuple[int, dict[str, int]]:
+        """Calls the server logged after line ``since`` of the audit log: (lines so far, count by method)."""
+        try:
+            lines = self.audit_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return 0, {}
+        counts: dict[str, int] = {}
+        for line in lines[since:]:
+            marker = line.find("cmd=source:")
+            if marker < 0:
+                continue  # the server's housekeeping lines ("Cleaning up thread local RawStore...")
+            words = line[marker + len("cmd=source:") :].split()
+            if len(words) >= 2:
+                method = words[1].rstrip(":")
+                counts[method] = counts.get(method, 0) + 1
+        return len(lines), counts
 
     def __enter__(self) -> EmbeddedMetastore:
         self.start()
@@ -122,7 +146,7 @@ class EmbeddedMetastore:
             self.warehouse.mkdir(exist_ok=True)
             db_dir = self.directory / "metastore_db"
             _setup.write_hive_site(conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled)
-            log_config = _setup.write_log_config(conf, self.log_file)
+            log_config = _setup.write_log_config(conf, self.log_file, self.audit_file if self.audit else None)
             classpath = f"{lib}{os.pathsep}{jars}/*"
             base = [java, f"-Dlog4j.configurationFile={log_config}", f"-Dhive.log4j.file={log_config}",
                     "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",

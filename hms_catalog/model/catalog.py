@@ -58,7 +58,9 @@ class ExternalCatalog:
         with self._lock:
             found = self._databases.get(key)
             if found is None:
-                found = ExternalDatabase(self.name, key, self.client, self.caches, self.config.raw)
+                found = ExternalDatabase(
+                    self.name, key, self.client, self.caches, self.config.raw, parallelism=self.config.client.pool_size
+                )
                 self._databases[key] = found
             return found
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from hms_catalog.errors import NotFoundError
@@ -19,16 +20,25 @@ if TYPE_CHECKING:
 
 __all__ = ["ExternalDatabase", "TABLE_BATCH_SIZE"]
 
-TABLE_BATCH_SIZE = 100
+# Hive's own hive.metastore.batch.retrieve.max: the server fetches this many tables per query anyway.
+TABLE_BATCH_SIZE = 300
 
 
 class ExternalDatabase:
     """``catalog.database``: table names and the database's own definition are each fetched on first use."""
 
     def __init__(
-        self, catalog: str, name: str, client: MetastoreClient, caches: CatalogCaches, io_properties: Mapping[str, str]
+        self,
+        catalog: str,
+        name: str,
+        client: MetastoreClient,
+        caches: CatalogCaches,
+        io_properties: Mapping[str, str],
+        *,
+        parallelism: int = 1,
     ) -> None:
         self.catalog = catalog
+        self.parallelism = max(1, parallelism)
         self.name = name
         self._client = client
         self._caches = caches
@@ -66,7 +76,8 @@ class ExternalDatabase:
     def tables_metadata(self, names: Sequence[str], *, batch_size: int = TABLE_BATCH_SIZE) -> list[TableMetadata]:
         """Metadata of many tables: cached ones as they are, the rest with get_table_objects_by_name in batches.
 
-        Tables dropped since their names were listed are left out.
+        Batches run in parallel on up to ``parallelism`` pooled connections. Tables dropped since their
+        names were listed are left out.
         """
         keys = [name.lower() for name in names]
         found: dict[str, TableMetadata] = {}
@@ -77,8 +88,14 @@ class ExternalDatabase:
                 found[key] = cached
             else:
                 missing.append(key)
-        for start in range(0, len(missing), batch_size):
-            for table in self._client.get_table_objects_by_name(self.name, missing[start : start + batch_size]):
+        batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
+        if len(batches) > 1 and self.parallelism > 1:
+            with ThreadPoolExecutor(max_workers=min(len(batches), self.parallelism)) as workers:
+                answers = list(workers.map(lambda batch: self._client.get_table_objects_by_name(self.name, batch), batches))
+        else:
+            answers = [self._client.get_table_objects_by_name(self.name, batch) for batch in batches]
+        for tables in answers:
+            for table in tables:
                 metadata = load_table_metadata(table, self._io_properties)
                 found[table.tableName.lower()] = metadata
                 self._caches.schema.put((self.name, table.tableName.lower()), metadata)

@@ -112,3 +112,22 @@ def test_the_cli_starts_reports_and_stops_a_metastore(tmp_path: Path) -> None:
     assert stopped.returncode == 0 and "stopped" in stopped.stderr
     after = _cli("metastore", "status", "--dir", directory)
     assert after.returncode == 3 and "not running" in after.stdout
+
+
+def test_the_audit_log_counts_calls_at_the_server(metastore: EmbeddedMetastore, admin: Admin, unique_name: str, home: Path) -> None:
+    import time
+
+    from hms_catalog import open_session
+
+    admin.create_database(unique_name)
+    admin.create_table(unique_name, "audited", [("id", "int")])
+    session = open_session(home)
+    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore.uri}')")
+    time.sleep(0.2)
+    mark, _ = metastore.audited_calls()
+    session.run_one(f"DESCRIBE hive.{unique_name}.audited")
+    session.run_one(f"DESCRIBE hive.{unique_name}.audited")
+    time.sleep(0.3)
+    _, calls = metastore.audited_calls(mark)
+    session.manager.close()
+    assert calls == {"get_table": 1}  # what the client counted, confirmed by the server
