@@ -12,6 +12,7 @@ from hms_catalog.sql.ast import (
     DatabaseName,
     DescribeTable,
     DropCatalog,
+    ExplainSplits,
     Properties,
     RefreshCatalog,
     RefreshDatabase,
@@ -20,6 +21,7 @@ from hms_catalog.sql.ast import (
     ShowCache,
     ShowCatalogs,
     ShowSchemaCache,
+    ShowSplits,
     ShowTableStatus,
     ShowCreateCatalog,
     ShowDatabases,
@@ -29,13 +31,35 @@ from hms_catalog.sql.ast import (
     TableName,
     UseDatabase,
 )
-from hms_catalog.sql.parser import StatementBuffer, StatementSource, parse, parse_statement, split_statements
+from hms_catalog.sql.expressions import (
+    And,
+    ColumnRef,
+    Comparison,
+    Expression,
+    InList,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    columns,
+    conjuncts,
+    to_sql,
+)
+from hms_catalog.sql.parser import (
+    StatementBuffer,
+    StatementSource,
+    parse,
+    parse_expression,
+    parse_statement,
+    split_statements,
+)
 from hms_catalog.sql.tokens import Token, TokenType, tokenize
 
 __all__ = [
     # parsing
     "parse",
     "parse_statement",
+    "parse_expression",
     "split_statements",
     "StatementBuffer",
     "StatementSource",
@@ -65,4 +89,19 @@ __all__ = [
     "RefreshCatalog",
     "RefreshDatabase",
     "RefreshTable",
+    "ShowSplits",
+    "ExplainSplits",
+    # expressions
+    "Expression",
+    "ColumnRef",
+    "Literal",
+    "Comparison",
+    "InList",
+    "IsNull",
+    "Not",
+    "And",
+    "Or",
+    "columns",
+    "conjuncts",
+    "to_sql",
 ]

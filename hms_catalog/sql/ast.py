@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hms_catalog.sql.expressions import Expression
+
 __all__ = [
     "Statement",
     "TableName",
@@ -31,6 +33,8 @@ __all__ = [
     "ShowCache",
     "ShowSchemaCache",
     "ShowTableStatus",
+    "ShowSplits",
+    "ExplainSplits",
 ]
 
 # Ordered (key, value) pairs as written; a tuple so that nodes stay hashable.
@@ -156,3 +160,19 @@ class ShowSchemaCache(Statement):
 class ShowTableStatus(Statement):
     database: DatabaseName | None = None
     pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowSplits(Statement):
+    """The splits a read of ``table`` would get, after pruning with ``where``."""
+
+    table: TableName
+    where: Expression | None = None
+
+
+@dataclass(frozen=True)
+class ExplainSplits(Statement):
+    """How the splits of ``table`` are planned: which partitions and files ``where`` keeps, and why."""
+
+    table: TableName
+    where: Expression | None = None

@@ -11,8 +11,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from hms_catalog.errors import SqlSyntaxError
-from hms_catalog.sql._source import StatementSource, syntax_error
+from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
+from hms_catalog.sql._expression_parser import expression
+from hms_catalog.sql._source import StatementSource
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
     AlterCatalogProperties,
@@ -20,6 +21,7 @@ from hms_catalog.sql.ast import (
     DatabaseName,
     DescribeTable,
     DropCatalog,
+    ExplainSplits,
     Properties,
     RefreshCatalog,
     RefreshDatabase,
@@ -30,6 +32,7 @@ from hms_catalog.sql.ast import (
     ShowCreateCatalog,
     ShowDatabases,
     ShowSchemaCache,
+    ShowSplits,
     ShowTableStatus,
     ShowTables,
     Statement,
@@ -37,119 +40,31 @@ from hms_catalog.sql.ast import (
     TableName,
     UseDatabase,
 )
-from hms_catalog.sql.tokens import Token, TokenType, tokenize
+from hms_catalog.sql.expressions import Expression
+from hms_catalog.sql.tokens import TokenType, tokenize
 
-__all__ = ["StatementBuffer", "StatementSource", "parse", "parse_statement", "split_statements"]
-
-_NAMES = (TokenType.IDENTIFIER, TokenType.QUOTED_IDENTIFIER)
-
-
-def _alternatives(options: list[str]) -> str:
-    unique = list(dict.fromkeys(options))
-    return unique[0] if len(unique) == 1 else f"{', '.join(unique[:-1])} or {unique[-1]}"
-
-
-class _Cursor:
-    """Walks the tokens of one statement and builds errors positioned in the original input.
-
-    Optional clauses that were looked for and not found at the current token are remembered, so the next
-    error there can list them too ("expected LIKE or end of statement").
-    """
-
-    def __init__(self, tokens: list[Token], source: StatementSource, context: StatementSource) -> None:
-        self.tokens = tokens
-        self.text = source.text
-        self.context = context
-        self.index = 0
-        self._tried: list[str] = []
-
-    def peek(self, ahead: int = 0) -> Token:
-        return self.tokens[min(self.index + ahead, len(self.tokens) - 1)]
-
-    def advance(self) -> Token:
-        token = self.peek()
-        if token.type is not TokenType.EOF:
-            self.index += 1
-            self._tried.clear()
-        return token
-
-    def match_keyword(self, word: str) -> bool:
-        if self.peek().is_keyword(word):
-            self.advance()
-            return True
-        self._tried.append(word)
-        return False
-
-    def expect_keyword(self, word: str) -> Token:
-        if self.peek().is_keyword(word):
-            return self.advance()
-        raise self.expected(word)
-
-    def match_symbol(self, kind: TokenType) -> bool:
-        if self.peek().type is kind:
-            self.advance()
-            return True
-        self._tried.append(kind.value)
-        return False
-
-    def expect_symbol(self, kind: TokenType) -> Token:
-        if self.peek().type is kind:
-            return self.advance()
-        raise self.expected(kind.value)
-
-    def expect_string(self, what: str) -> str:
-        if self.peek().type is TokenType.STRING:
-            return self.advance().value
-        raise self.expected(what)
-
-    def expected(self, what: str, *, after: str = "") -> SqlSyntaxError:
-        where = f" after {after}" if after else ""
-        return self.error(f"expected {_alternatives([*self._tried, what])}{where}", self.peek())
-
-    def error(self, message: str, token: Token, shown: str | None = None) -> SqlSyntaxError:
-        return syntax_error(message, self.context, token.line, token.column, token.display if shown is None else shown)
-
+__all__ = ["StatementBuffer", "StatementSource", "parse", "parse_expression", "parse_statement", "split_statements"]
 
 # --- names -----------------------------------------------------------------------------------------
 
 
-def _dotted_name(cur: _Cursor, what: str, most: int, shape: str) -> list[str]:
-    """Read ``a.b.c`` (parts bare or backquoted) and refuse more than ``most`` parts."""
-    first = cur.peek()
-    if first.type not in _NAMES:
-        raise cur.expected(what)
-    parts = [cur.advance().value]
-    last = first
-    while cur.peek().type is TokenType.DOT:
-        cur.advance()
-        if cur.peek().type not in _NAMES:
-            raise cur.expected("identifier", after=f"'.' in {what}")
-        last = cur.advance()
-        parts.append(last.value)
-    if len(parts) > most:
-        written = cur.text[first.offset : last.end]
-        problem = "must be a single identifier" if most == 1 else f"has too many parts; expected {shape}"
-        raise cur.error(f"{what} {problem}", first, written)
-    return parts
+def _catalog_name(cur: Cursor, what: str = "catalog name") -> str:
+    return dotted_name(cur, what, 1, "catalog")[0]
 
 
-def _catalog_name(cur: _Cursor, what: str = "catalog name") -> str:
-    return _dotted_name(cur, what, 1, "catalog")[0]
-
-
-def _database_name(cur: _Cursor) -> DatabaseName:
-    parts = _dotted_name(cur, "database name", 2, "[catalog.]database")
+def _database_name(cur: Cursor) -> DatabaseName:
+    parts = dotted_name(cur, "database name", 2, "[catalog.]database")
     return DatabaseName(parts[0] if len(parts) == 2 else None, parts[-1])
 
 
-def _table_name(cur: _Cursor) -> TableName:
-    parts = _dotted_name(cur, "table name", 3, "[[catalog.]database.]table")
+def _table_name(cur: Cursor) -> TableName:
+    parts = dotted_name(cur, "table name", 3, "[[catalog.]database.]table")
     database = parts[-2] if len(parts) >= 2 else None
     catalog = parts[-3] if len(parts) == 3 else None
     return TableName(catalog, database, parts[-1])
 
 
-def _properties(cur: _Cursor) -> Properties:
+def _properties(cur: Cursor) -> Properties:
     """``('k' = 'v', ...)`` with at least one pair and no key twice."""
     cur.expect_symbol(TokenType.LPAREN)
     pairs: dict[str, str] = {}
@@ -168,7 +83,7 @@ def _properties(cur: _Cursor) -> Properties:
 # --- statements: one function each, called with the leading keywords consumed ---------------------
 
 
-def _create_catalog(cur: _Cursor) -> Statement:
+def _create_catalog(cur: Cursor) -> Statement:
     if_not_exists = cur.match_keyword("IF")
     if if_not_exists:
         cur.expect_keyword("NOT")
@@ -179,14 +94,14 @@ def _create_catalog(cur: _Cursor) -> Statement:
     return CreateCatalog(name, _properties(cur), comment, if_not_exists)
 
 
-def _drop_catalog(cur: _Cursor) -> Statement:
+def _drop_catalog(cur: Cursor) -> Statement:
     if_exists = cur.match_keyword("IF")
     if if_exists:
         cur.expect_keyword("EXISTS")
     return DropCatalog(_catalog_name(cur), if_exists)
 
 
-def _alter_catalog(cur: _Cursor) -> Statement:
+def _alter_catalog(cur: Cursor) -> Statement:
     name = _catalog_name(cur)
     if cur.match_keyword("SET"):
         cur.expect_keyword("PROPERTIES")
@@ -195,63 +110,79 @@ def _alter_catalog(cur: _Cursor) -> Statement:
     return RenameCatalog(name, _catalog_name(cur, "new catalog name"))
 
 
-def _show_catalogs(cur: _Cursor) -> Statement:
+def _show_catalogs(cur: Cursor) -> Statement:
     return ShowCatalogs()
 
 
-def _show_create_catalog(cur: _Cursor) -> Statement:
+def _show_create_catalog(cur: Cursor) -> Statement:
     return ShowCreateCatalog(_catalog_name(cur))
 
 
-def _show_databases(cur: _Cursor) -> Statement:
+def _show_databases(cur: Cursor) -> Statement:
     return ShowDatabases(_catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
-def _show_tables(cur: _Cursor) -> Statement:
+def _show_tables(cur: Cursor) -> Statement:
     database = _database_name(cur) if cur.match_keyword("FROM") else None
     pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
     return ShowTables(database, pattern)
 
 
-def _show_cache(cur: _Cursor) -> Statement:
+def _show_cache(cur: Cursor) -> Statement:
     return ShowCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
-def _show_schema_cache(cur: _Cursor) -> Statement:
+def _show_schema_cache(cur: Cursor) -> Statement:
     return ShowSchemaCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
-def _show_table_status(cur: _Cursor) -> Statement:
+def _show_table_status(cur: Cursor) -> Statement:
     database = _database_name(cur) if cur.match_keyword("FROM") else None
     pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
     return ShowTableStatus(database, pattern)
 
 
-def _switch(cur: _Cursor) -> Statement:
+def _where(cur: Cursor) -> Expression | None:
+    return expression(cur) if cur.match_keyword("WHERE") else None
+
+
+def _show_splits(cur: Cursor) -> Statement:
+    cur.expect_keyword("FROM")
+    table = _table_name(cur)
+    return ShowSplits(table, _where(cur))
+
+
+def _explain_splits(cur: Cursor) -> Statement:
+    cur.expect_keyword("FROM")
+    table = _table_name(cur)
+    return ExplainSplits(table, _where(cur))
+
+
+def _switch(cur: Cursor) -> Statement:
     return SwitchCatalog(_catalog_name(cur))
 
 
-def _use(cur: _Cursor) -> Statement:
+def _use(cur: Cursor) -> Statement:
     return UseDatabase(_database_name(cur))
 
 
-def _describe(cur: _Cursor) -> Statement:
+def _describe(cur: Cursor) -> Statement:
     return DescribeTable(_table_name(cur))
 
 
-def _refresh_catalog(cur: _Cursor) -> Statement:
+def _refresh_catalog(cur: Cursor) -> Statement:
     return RefreshCatalog(_catalog_name(cur))
 
 
-def _refresh_database(cur: _Cursor) -> Statement:
+def _refresh_database(cur: Cursor) -> Statement:
     return RefreshDatabase(_database_name(cur))
 
 
-def _refresh_table(cur: _Cursor) -> Statement:
+def _refresh_table(cur: Cursor) -> Statement:
     return RefreshTable(_table_name(cur))
 
 
-_Handler = Callable[[_Cursor], Statement]
+_Handler = Callable[[Cursor], Statement]
 
 # Leading keywords -> parse function.  The order of entries sharing a prefix is the order in which the
 # "expected ..." message lists their next keyword.
@@ -267,6 +198,8 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("SHOW", "TABLE", "STATUS"): _show_table_status,
         ("SHOW", "CACHE"): _show_cache,
         ("SHOW", "SCHEMA", "CACHE"): _show_schema_cache,
+        ("SHOW", "SPLITS"): _show_splits,
+        ("EXPLAIN", "SPLITS"): _explain_splits,
         ("SWITCH",): _switch,
         ("USE",): _use,
         ("DESC",): _describe,
@@ -278,7 +211,7 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
 )
 
 
-def _dispatch(cur: _Cursor) -> _Handler:
+def _dispatch(cur: Cursor) -> _Handler:
     """Consume the longest run of leading keywords that leads somewhere in the table."""
     path: tuple[str, ...] = ()
     while True:
@@ -294,7 +227,7 @@ def _dispatch(cur: _Cursor) -> _Handler:
     if handler is not None:
         return handler
     if path:
-        raise cur.error(f"expected {_alternatives(following)} after {' '.join(path)}", token)
+        raise cur.error(f"expected {alternatives(following)} after {' '.join(path)}", token)
     if token.type is TokenType.EOF:
         raise cur.error("empty statement", token)
     raise cur.error(f"unknown statement '{token.display}'; expected one of {', '.join(sorted(following))}", token)
@@ -310,7 +243,7 @@ def parse_statement(source: StatementSource | str, *, context: StatementSource |
         source = StatementSource(source)
     context = context or source
     tokens = tokenize(source.text, line=source.line, column=source.column, context=context)
-    cur = _Cursor(tokens, source, context)
+    cur = Cursor(tokens, source, context)
     statement = _dispatch(cur)(cur)
     last = cur.tokens[cur.index - 1]
     if cur.peek().type is TokenType.SEMICOLON and cur.peek(1).type is TokenType.EOF:
@@ -318,6 +251,21 @@ def parse_statement(source: StatementSource | str, *, context: StatementSource |
     if cur.peek().type is not TokenType.EOF:
         raise cur.expected("end of statement")
     return dataclasses.replace(statement, text=source.text[tokens[0].offset : last.end])
+
+
+def parse_expression(source: StatementSource | str, *, context: StatementSource | None = None) -> Expression:
+    """Parse one whole expression, as written after ``WHERE`` (for callers building predicates in Python).
+
+    Positions in errors follow the same rules as :func:`parse_statement`.
+    """
+    if isinstance(source, str):
+        source = StatementSource(source)
+    context = context or source
+    cur = Cursor(tokenize(source.text, line=source.line, column=source.column, context=context), source, context)
+    expr = expression(cur)
+    if cur.peek().type is not TokenType.EOF:
+        raise cur.expected("end of expression")
+    return expr
 
 
 def parse(text: str) -> list[Statement]:

@@ -3,6 +3,9 @@
 Keywords are not a token type of their own: a bare word is an identifier, and the parser decides from
 context whether it reads it as a keyword.  That keeps the word list in one place (the parser's statement
 table) and lets users name a table ``comment`` or ``tables`` without quoting it.
+
+A number is digits with an optional fraction (``1.5``); its sign is a token of its own (``-``), so the
+parser decides where a negative number may stand, the same way it decides about keywords.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ class TokenType(Enum):
     LPAREN = "'('"
     RPAREN = "')'"
     EQ = "'='"
+    NE = "'<>'"  # also written '!='
+    LT = "'<'"
+    LE = "'<='"
+    GT = "'>'"
+    GE = "'>='"
+    MINUS = "'-'"
     SEMICOLON = "';'"
     EOF = END_OF_INPUT
 
@@ -37,14 +46,20 @@ _PUNCTUATION = {
     "(": TokenType.LPAREN,
     ")": TokenType.RPAREN,
     "=": TokenType.EQ,
+    "<": TokenType.LT,
+    ">": TokenType.GT,
+    "-": TokenType.MINUS,  # '--' starts a comment, which is skipped before we get here
     ";": TokenType.SEMICOLON,
 }
+
+# Tried before single characters, so '<=' is one token and not '<' then '='.
+_OPERATORS = {"<=": TokenType.LE, "<>": TokenType.NE, "!=": TokenType.NE, ">=": TokenType.GE}
 
 # Unknown escapes keep their backslash, so Windows paths and regexes survive being typed unescaped.
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_DIGITS = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _WORD_TAIL = re.compile(r"[A-Za-z0-9_$]+")
 
 
@@ -113,7 +128,9 @@ class _Lexer:
             if self.pos >= len(text):
                 break
             ch = text[self.pos]
-            if ch in _PUNCTUATION:
+            if (pair := text[self.pos : self.pos + 2]) in _OPERATORS:
+                self._emit(_OPERATORS[pair], pair, self.pos + 2)
+            elif ch in _PUNCTUATION:
                 self._emit(_PUNCTUATION[ch], ch, self.pos + 1)
             elif ch in "'\"":
                 self._string(ch)
@@ -121,8 +138,8 @@ class _Lexer:
                 self._quoted_identifier()
             elif word := _WORD.match(text, self.pos):
                 self._emit(TokenType.IDENTIFIER, word.group(), word.end())
-            elif digits := _DIGITS.match(text, self.pos):
-                self._number(digits.end())
+            elif number := _NUMBER.match(text, self.pos):
+                self._number(number.end())
             else:
                 raise self._error("unexpected character", ch)
         line, column, offset = self.end
@@ -190,10 +207,10 @@ class _Lexer:
     def _number(self, end: int) -> None:
         tail = _WORD_TAIL.match(self.text, end)
         if tail:
-            raise self._error(
-                "identifier cannot start with a digit; quote it with backquotes",
-                self.text[self.pos : tail.end()],
-            )
+            written = self.text[self.pos : tail.end()]
+            if "." in self.text[self.pos : end]:
+                raise self._error("malformed number", written)
+            raise self._error("identifier cannot start with a digit; quote it with backquotes", written)
         self._emit(TokenType.NUMBER, self.text[self.pos : end], end)
 
     def _emit(self, kind: TokenType, value: str, end: int) -> None:

@@ -20,6 +20,22 @@ def kinds_and_values(text: str) -> list[tuple[TokenType, str]]:
         ("_x$1 Y_2", [(T.IDENTIFIER, "_x$1"), (T.IDENTIFIER, "Y_2"), (T.EOF, "")]),
         ("(,=);", [(T.LPAREN, "("), (T.COMMA, ","), (T.EQ, "="), (T.RPAREN, ")"), (T.SEMICOLON, ";"), (T.EOF, "")]),
         ("42 007", [(T.NUMBER, "42"), (T.NUMBER, "007"), (T.EOF, "")]),
+        ("1.5 0.25 10.000", [(T.NUMBER, "1.5"), (T.NUMBER, "0.25"), (T.NUMBER, "10.000"), (T.EOF, "")]),
+        ("1.x", [(T.NUMBER, "1"), (T.DOT, "."), (T.IDENTIFIER, "x"), (T.EOF, "")]),
+        ("1.", [(T.NUMBER, "1"), (T.DOT, "."), (T.EOF, "")]),
+        ("a.1", [(T.IDENTIFIER, "a"), (T.DOT, "."), (T.NUMBER, "1"), (T.EOF, "")]),
+        ("-1 - 2.5", [(T.MINUS, "-"), (T.NUMBER, "1"), (T.MINUS, "-"), (T.NUMBER, "2.5"), (T.EOF, "")]),
+        ("a --1\nb", [(T.IDENTIFIER, "a"), (T.IDENTIFIER, "b"), (T.EOF, "")]),
+        ("a- -1", [(T.IDENTIFIER, "a"), (T.MINUS, "-"), (T.MINUS, "-"), (T.NUMBER, "1"), (T.EOF, "")]),
+        (
+            "< <= > >= <> != =",
+            [(T.LT, "<"), (T.LE, "<="), (T.GT, ">"), (T.GE, ">="), (T.NE, "<>"), (T.NE, "!="), (T.EQ, "="), (T.EOF, "")],
+        ),
+        ("a<=b", [(T.IDENTIFIER, "a"), (T.LE, "<="), (T.IDENTIFIER, "b"), (T.EOF, "")]),
+        ("a<-1", [(T.IDENTIFIER, "a"), (T.LT, "<"), (T.MINUS, "-"), (T.NUMBER, "1"), (T.EOF, "")]),
+        ("==", [(T.EQ, "="), (T.EQ, "="), (T.EOF, "")]),
+        ("<>=", [(T.NE, "<>"), (T.EQ, "="), (T.EOF, "")]),
+        ("< =", [(T.LT, "<"), (T.EQ, "="), (T.EOF, "")]),
         ("`my table`", [(T.QUOTED_IDENTIFIER, "my table"), (T.EOF, "")]),
         ("`a``b`", [(T.QUOTED_IDENTIFIER, "a`b"), (T.EOF, "")]),
         ("````", [(T.QUOTED_IDENTIFIER, "`"), (T.EOF, "")]),
@@ -115,8 +131,12 @@ def test_tokens_are_frozen_values() -> None:
         ("a\n /* never\n closed", "unterminated comment", 2, 2, "/*"),
         ("a /*/", "unterminated comment", 1, 3, "/*"),
         ("SHOW @x", "unexpected character", 1, 6, "@"),
-        ("a - b", "unexpected character", 1, 3, "-"),
+        ("a ! b", "unexpected character", 1, 3, "!"),
+        ("a !", "unexpected character", 1, 3, "!"),
         ("a / b", "unexpected character", 1, 3, "/"),
+        ("a = 1.5e3", "malformed number", 1, 5, "1.5e3"),
+        ("a = 1.5.3x", "identifier cannot start with a digit; quote it with backquotes", 1, 9, "3x"),
+        ("a ! = b", "unexpected character", 1, 3, "!"),
         ("USE 1db", "identifier cannot start with a digit; quote it with backquotes", 1, 5, "1db"),
         ("DESC ``", "empty quoted identifier", 1, 6, "``"),
         ("café", "unexpected character", 1, 4, "é"),
@@ -156,3 +176,8 @@ def test_long_or_multiline_tokens_are_shortened_in_errors() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         tokenize("'" + "x" * 100)
     assert info.value.token == "'" + "x" * 36 + "..."
+
+
+def test_operator_raw_text_is_kept_so_not_equal_keeps_its_spelling() -> None:
+    tokens = tokenize("a != b <> c")
+    assert [(tok.type, tok.raw, tok.column) for tok in tokens[1:4:2]] == [(T.NE, "!=", 3), (T.NE, "<>", 8)]
