@@ -40,20 +40,24 @@ class CatalogManager:
         return self.store.list()
 
     def catalog(self, name: str) -> ExternalCatalog:
-        """The live catalog ``name`` (no metastore call); raises NotFoundError when not defined."""
-        definition = self.store.get(name)
+        """The live catalog ``name`` (no metastore call); raises NotFoundError when not defined.
+
+        The definition is read under the lock, so two threads never race an older definition over a
+        newer live catalog; a replacement is built before the old one is closed.
+        """
         with self._lock:
+            definition = self.store.get(name)
             live = self._live.get(definition.name)
-            if live is not None and (live.definition.id, live.definition.version) == (definition.id, definition.version):
+            if live is not None and live.definition.id == definition.id and live.definition.version >= definition.version:
                 return live
-            if live is not None:
-                live.close()
             config = CatalogConfig.from_properties(definition.properties)
-            live = ExternalCatalog(
+            fresh = ExternalCatalog(
                 definition, config, self._client_factory(config.client), CatalogCaches.from_config(config.caches)
             )
-            self._live[definition.name] = live
-            return live
+            self._live[definition.name] = fresh
+        if live is not None:
+            live.close()
+        return fresh
 
     def create(
         self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False

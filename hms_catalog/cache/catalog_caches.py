@@ -14,13 +14,14 @@ from typing import Any
 from hms_catalog.cache.metadata_cache import MetadataCache
 from hms_catalog.properties import CacheConfig
 
-__all__ = ["CatalogCaches", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
+__all__ = ["CatalogCaches", "FILE_BLOCKS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
 
 NAMES = "names"
 SCHEMA = "schema"
 PARTITION_VALUES = "partition_values"
 PARTITIONS = "partitions"
 FILES = "files"
+FILE_BLOCKS = "file_blocks"
 DATABASE_NAMES_KEY: tuple[str, ...] = ()
 
 
@@ -40,8 +41,10 @@ class CatalogCaches:
     """Name lists, schema (per table), partition values (per table), partitions and file listings.
 
     Keys: names ``()`` for the database names and ``(db,)`` for a database's table names (they expire
-    with the schema TTL); schema and partition values ``(db, table)``; partitions
-    ``(db, table, partition_name)``; files ``(db, table, location)``. Names are lower-case.
+    with the schema TTL); schema ``(db, table)``; partition values ``(db, table, spec)`` (spec ``""`` for
+    the full list); partitions ``(db, table, partition_name)``; files ``(db, table, location)``; file
+    blocks ``(path, size, mtime)``, which REFRESH keeps because a changed file gets a new key. Names are
+    lower-case.
     """
 
     names: MetadataCache[tuple[str, ...], tuple[str, ...]]
@@ -49,6 +52,7 @@ class CatalogCaches:
     partition_values: MetadataCache[tuple[str, str], Any]
     partitions: MetadataCache[tuple[str, str, str], Any]
     files: MetadataCache[tuple[str, str, str], Any]
+    file_blocks: MetadataCache[tuple[str, int, int], Any]
 
     @classmethod
     def from_config(cls, config: CacheConfig) -> CatalogCaches:
@@ -60,10 +64,11 @@ class CatalogCaches:
             ),
             partitions=MetadataCache(PARTITIONS, ttl_seconds=config.partition_ttl, capacity=config.partition_capacity),
             files=MetadataCache(FILES, ttl_seconds=config.file_ttl, capacity=config.file_capacity),
+            file_blocks=MetadataCache(FILE_BLOCKS, ttl_seconds=config.file_ttl, capacity=config.file_capacity),
         )
 
     def __iter__(self) -> Iterator[MetadataCache[Any, Any]]:
-        return iter((self.names, self.schema, self.partition_values, self.partitions, self.files))
+        return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks))
 
     def invalidate_table(self, database: str, table: str) -> None:
         matches = _belongs_to(database.lower(), table.lower())
@@ -78,5 +83,8 @@ class CatalogCaches:
         self.names.invalidate(DATABASE_NAMES_KEY)
 
     def invalidate_all(self) -> None:
+        """Everything but the block locations, which are keyed by file identity (path, size, mtime) and so
+        cannot be stale: a file that changed gets a new key."""
         for cache in self:
-            cache.clear()
+            if cache is not self.file_blocks:
+                cache.clear()

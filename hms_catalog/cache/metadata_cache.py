@@ -150,18 +150,31 @@ class MetadataCache(Generic[K, V]):
                     self._data[key] = CachedEntry(value, loaded_at=self._wall())
             return value
 
-    def peek(self, key: K) -> V | None:
-        """The cached value without loading or counting a hit; None when absent."""
+    @property
+    def epoch(self) -> int:
+        """Bumped by every invalidation; pass it to :meth:`put` for a value loaded outside :meth:`get`."""
         with self._lock:
-            entry = self._data.get(key)
+            return self._epoch
+
+    def peek(self, key: K) -> V | None:
+        """The cached value without loading, counting a hit, or touching its place in LRU order."""
+        with self._lock:
+            entry = self._untouched(key)
             return entry.value if entry is not None else None
 
-    def put(self, key: K, value: V) -> None:
-        """Store a value loaded elsewhere (a batch load fills many keys with one call)."""
+    def put(self, key: K, value: V, *, epoch: int | None = None) -> bool:
+        """Store a value loaded elsewhere (a batch load fills many keys with one call).
+
+        With ``epoch`` (read before the load began), nothing is stored if an invalidation happened since,
+        so a REFRESH that returned during the load is not undone. Returns whether it was stored.
+        """
         if not self.enabled:
-            return
+            return False
         with self._lock:
+            if epoch is not None and epoch != self._epoch:
+                return False
             self._data[key] = CachedEntry(value, loaded_at=self._wall())
+            return True
 
     def invalidate(self, key: K) -> None:
         with self._lock:
@@ -183,11 +196,12 @@ class MetadataCache(Generic[K, V]):
             self._data.clear()
 
     def entries(self) -> Iterator[tuple[K, CachedEntry[V]]]:
-        """A snapshot of the live entries (expired ones are not shown)."""
+        """A snapshot of the live entries (expired ones are not shown); reading it changes no LRU order."""
         with self._lock:
             if isinstance(self._data, cachetools.TTLCache):
                 self._data.expire()
-            return iter(list(self._data.items()))
+            keys = list(cachetools.Cache.__iter__(self._data))
+            return iter([(key, cachetools.Cache.__getitem__(self._data, key)) for key in keys])
 
     def __len__(self) -> int:
         with self._lock:
@@ -211,6 +225,15 @@ class MetadataCache(Generic[K, V]):
                 entry.hits += 1
                 self._hits += 1
             return entry
+
+    def _untouched(self, key: K) -> CachedEntry[V] | None:
+        """The live entry of ``key`` read past the LRU/TTL bookkeeping (callers hold the lock)."""
+        if isinstance(self._data, cachetools.TTLCache):
+            self._data.expire()
+        try:
+            return cachetools.Cache.__getitem__(self._data, key)  # type: ignore[no-any-return]
+        except KeyError:
+            return None
 
     def _lock_for(self, key: K) -> threading.Lock:
         """Loads of one key are serialised by a striped lock: bounded memory, whatever the key count."""

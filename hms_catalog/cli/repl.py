@@ -54,8 +54,11 @@ def interactive_session(runner: StatementRunner, history: Path) -> bool:
             continue
         if not buffer.pending().strip() and line.strip().lower() in _EXIT_WORDS:
             break
-        for source in buffer.feed(line + "\n"):
-            runner.run(source)
+        try:
+            for source in buffer.feed(line + "\n"):
+                runner.run(source)
+        except KeyboardInterrupt:
+            runner.out.write("^C (statement cancelled)\n")
     for source in buffer.flush():
         runner.run(source)
     if readline is not None:

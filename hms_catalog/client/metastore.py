@@ -47,6 +47,20 @@ class MetastoreClient:
     def get_table_objects_by_name(self, database: str, tables: list[str]) -> list[ttypes.Table]:
         return list(self._call("get_table_objects_by_name", database, tables, missing=("database", database)))
 
+    def get_partition_names(self, database: str, table: str, max_parts: int = -1) -> list[str]:
+        return list(self._call("get_partition_names", database, table, max_parts, missing=("table", f"{database}.{table}")))
+
+    def get_partition_names_ps(self, database: str, table: str, values: list[str], max_parts: int = -1) -> list[str]:
+        return list(self._call("get_partition_names_ps", database, table, values, max_parts,
+                               missing=("table", f"{database}.{table}")))
+
+    def get_partitions_by_filter(self, database: str, table: str, expression: str, max_parts: int = -1) -> list[ttypes.Partition]:
+        return list(self._call("get_partitions_by_filter", database, table, expression, max_parts,
+                               missing=("table", f"{database}.{table}")))
+
+    def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
+        return list(self._call("get_partitions_by_names", database, table, names, missing=("table", f"{database}.{table}")))
+
     def _call(self, method: str, *args: Any, missing: tuple[str, str] | None = None) -> Any:
         try:
             return self.pool.call(method, *args)

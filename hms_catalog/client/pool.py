@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TException
 from thrift.transport.TTransport import TTransportException
 
@@ -42,9 +43,10 @@ def is_application_error(error: BaseException) -> bool:
     """Whether ``error`` is an answer from the metastore (the connection is still in sync).
 
     Generated exceptions such as NoSuchObjectException and MetaException derive from TException but not
-    from TTransportException; those were read off the wire in full, so the connection stays usable.
+    from TTransportException; those were read off the wire in full, so the connection stays usable. A
+    protocol error (a reply that is not thrift, a half-read message) leaves unread bytes behind: broken.
     """
-    if isinstance(error, TTransportException):
+    if isinstance(error, (TTransportException, TProtocolException)):
         return False
     return isinstance(error, (TApplicationException, TException)) and not isinstance(error, OSError)
 
@@ -127,11 +129,15 @@ class HmsClientPool:
     def borrow(self) -> Iterator[BorrowedClient]:
         """Lend a client for the ``with`` block; it goes back to the pool unless its connection broke."""
         connection = self._acquire()
-        client = BorrowedClient(connection, self.metrics)
+        broken = True
         try:
-            yield client
+            client = BorrowedClient(connection, self.metrics)
+            try:
+                yield client
+            finally:
+                broken = client.broken
         finally:
-            self._release(connection, broken=client.broken)
+            self._release(connection, broken=broken)
 
     def call(self, method: str, *args: Any) -> Any:
         """Call thrift ``method`` with retries over transport failures and failover across URIs."""
@@ -145,15 +151,14 @@ class HmsClientPool:
                 with self.borrow() as client:
                     try:
                         return getattr(client, method)(*args)
-                    except BaseException as error:
-                        if not is_application_error(error):
-                            self._mark_dead(client.uri)
+                    except (TTransportException, TProtocolException, OSError, EOFError):
+                        self._mark_dead(client.uri)
                         raise
             except (PoolClosedError, PoolExhaustedError):
                 raise
             except _NoMetastoreReachable as error:
                 last_error = error
-            except (TTransportException, OSError, EOFError) as error:
+            except (TTransportException, TProtocolException, OSError, EOFError) as error:
                 last_error = error
                 log.warning("metastore call %s failed on transport (attempt %d of %d): %s", method, attempt + 1, attempts, error)
         raise MetastoreUnavailableError(
@@ -175,14 +180,14 @@ class HmsClientPool:
         if self._closed:
             raise PoolClosedError("the metastore client pool is closed")
         started = self._clock()
-        got_slot = self._slots.acquire(timeout=self.config.borrow_timeout)
-        self.metrics.waited(self._clock() - started)
-        if not got_slot:
+        if not self._slots.acquire(timeout=self.config.borrow_timeout):
+            self.metrics.waited(self._clock() - started)
             raise PoolExhaustedError(
                 f"all {self.config.pool_size} metastore clients stayed borrowed for "
                 f"{self.config.borrow_timeout:g}s (raise '{BORROW_TIMEOUT}' or the pool size)"
             )
         try:
+            self.metrics.waited(self._clock() - started)
             with self._lock:
                 if self._closed:
                     raise PoolClosedError("the metastore client pool is closed")
@@ -234,8 +239,15 @@ class HmsClientPool:
         return live + resting
 
     def _mark_dead(self, uri: MetastoreUri) -> None:
+        """Rest ``uri`` and close its idle connections: after a failure they are likely dead too, and
+        handing them out first would spend the retries on them."""
         with self._lock:
             self._dead_until[uri] = self._clock() + self.config.uri_backoff
+            stale = [c for c in self._idle if c.uri == uri]
+            self._idle = [c for c in self._idle if c.uri != uri]
+        for connection in stale:
+            self.metrics.discarded()
+            connection.close()
 
     def _backoff(self, retry: int) -> float:
         ceiling = min(BACKOFF_CAP_SECONDS, self.config.retry_delay * (2**retry))

@@ -140,7 +140,13 @@ def detect(table: ttypes.Table) -> Detection:
 
     provider = params.get("spark.sql.sources.provider", "").lower()
     if input_format in HUDI_INPUT_FORMATS or params.get("flink.connector", "").lower() == "hudi" or provider == "hudi":
-        query = "snapshot" if input_format in HUDI_MOR_INPUT_FORMATS else "read_optimized"
+        if input_format in HUDI_INPUT_FORMATS:
+            query = "snapshot" if input_format in HUDI_MOR_INPUT_FORMATS else "read_optimized"
+        else:
+            # Written by Flink or registered as a Spark data source: read-optimized would silently skip the
+            # log files of a merge-on-read table, so only a table declared copy-on-write reads base files only.
+            declared = (params.get("flink.table.type") or params.get("hoodie.table.type") or params.get("type") or "").lower()
+            query = "read_optimized" if declared in ("copy_on_write", "cow") else "snapshot"
         reason = f"input format {input_format}" if input_format in HUDI_INPUT_FORMATS else "Hudi table parameters"
         return Detection(TableFormat.HUDI, reason, file_format="parquet", hudi_query=query, **common)
 
@@ -168,12 +174,15 @@ def detect(table: ttypes.Table) -> Detection:
         reason = f"input format {input_format}" + (" (transactional ACID)" if transactional else "")
         return Detection(TableFormat.HIVE, reason, file_format="orc", transactional=transactional, **common)
     if input_format == _TEXT_INPUT:
+        # As Hive's MetaStoreUtils.getSchema: table parameters override the serde's (TBLPROPERTIES
+        # ('serialization.null.format'='') is a common way to read empty fields as NULL).
+        text_params = {**serde_params, **params}
         if serde in _LAZY_SIMPLE or serde is None:
             return Detection(TableFormat.HIVE, f"text with serde {serde or _LAZY_SIMPLE[0]}", file_format="text",
-                             text=_text_format(serde or _LAZY_SIMPLE[0], serde_params), transactional=transactional, **common)
+                             text=_text_format(serde or _LAZY_SIMPLE[0], text_params), transactional=transactional, **common)
         if serde == _OPEN_CSV:
             return Detection(TableFormat.HIVE, f"text with serde {serde}", file_format="csv",
-                             text=_text_format(serde, serde_params), transactional=transactional, **common)
+                             text=_text_format(serde, text_params), transactional=transactional, **common)
         if serde in _JSON_SERDES:
             return Detection(TableFormat.HIVE, f"text with serde {serde}", file_format="json", transactional=transactional, **common)
         return Detection(TableFormat.UNKNOWN, f"text serde {serde} is not supported", **common)

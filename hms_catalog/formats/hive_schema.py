@@ -28,16 +28,16 @@ _CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING"
 def spark_stored_schema(parameters: dict[str, str]) -> tuple[list[dict[str, object]], list[str]] | None:
     """Spark's JSON schema fields and partition column names from table parameters, if Spark wrote them."""
     text = parameters.get(_SCHEMA)
-    if text is None and f"{_SCHEMA}.numParts" in parameters:
-        parts = int(parameters[f"{_SCHEMA}.numParts"])
-        text = "".join(parameters.get(f"{_SCHEMA}.part.{i}", "") for i in range(parts))
-    if not text:
-        return None
     try:
+        if text is None and f"{_SCHEMA}.numParts" in parameters:
+            parts = int(parameters[f"{_SCHEMA}.numParts"])
+            text = "".join(parameters.get(f"{_SCHEMA}.part.{i}", "") for i in range(parts))
+        if not text:
+            return None
         fields = list(json.loads(text)["fields"])
+        count = int(parameters.get(f"{_SCHEMA}.numPartCols", "0"))
     except (ValueError, KeyError, TypeError) as error:
-        raise SchemaError(f"table parameter {_SCHEMA} is not a Spark schema: {error}") from error
-    count = int(parameters.get(f"{_SCHEMA}.numPartCols", "0"))
+        raise SchemaError(f"table parameters {_SCHEMA}* do not hold a Spark schema: {error}") from error
     partition_names = [parameters.get(f"{_SCHEMA}.partCol.{i}", "") for i in range(count)]
     return fields, partition_names
 

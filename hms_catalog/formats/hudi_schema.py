@@ -63,8 +63,10 @@ def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
         columns = [Column(**{**c.__dict__, "partition": c.name.lower() in declared}) for c in columns]
     try:
         latest = hudi_table.get_timeline().get_latest_commit_timestamp()
-    except Exception:  # an empty table has no completed commit yet
-        latest = "none"
+    except Exception as error:
+        if "no completed commit" not in str(error).lower():
+            raise SchemaError(f"cannot read the Hudi timeline at {hudi_table.base_url}: {error}") from error
+        latest = "none"  # an empty table: created, nothing committed yet
     options = hudi_table.hudi_options()
     details = {
         "table-type": hudi_table.table_type,

@@ -165,9 +165,13 @@ class EmbeddedMetastore:
                     start_new_session=True,
                 )
             uri = f"thrift://127.0.0.1:{port}"
-            self._wait_until_ready(MetastoreUri("127.0.0.1", port))
-            self._write_state({"pid": self._process.pid, "port": port, "uri": uri,
-                               "events": self.events_enabled, "started_at": time.time()})
+            try:
+                self._wait_until_ready(MetastoreUri("127.0.0.1", port))
+                self._write_state({"pid": self._process.pid, "port": port, "uri": uri,
+                                   "events": self.events_enabled, "started_at": time.time()})
+            except BaseException:
+                self._terminate_child()  # never leave a server behind that no state file points to
+                raise
             return uri
 
     def stop(self, timeout: float = 20.0) -> bool:
@@ -326,6 +330,7 @@ def _free_port() -> int:
 
 def _check_port_free(port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is fine
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

@@ -88,6 +88,7 @@ class ExternalDatabase:
                 found[key] = cached
             else:
                 missing.append(key)
+        epoch = self._caches.schema.epoch  # a REFRESH during the batch load must not be undone by it
         batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
         if len(batches) > 1 and self.parallelism > 1:
             with ThreadPoolExecutor(max_workers=min(len(batches), self.parallelism)) as workers:
@@ -98,7 +99,7 @@ class ExternalDatabase:
             for table in tables:
                 metadata = load_table_metadata(table, self._io_properties)
                 found[table.tableName.lower()] = metadata
-                self._caches.schema.put((self.name, table.tableName.lower()), metadata)
+                self._caches.schema.put((self.name, table.tableName.lower()), metadata, epoch=epoch)
         return [found[key] for key in keys if key in found]
 
     def refresh(self) -> None:

@@ -141,8 +141,10 @@ def test_catalog_caches_invalidate_a_table_everywhere_and_nothing_else() -> None
     assert caches.names.peek(()) is None
     assert caches.files.peek(("db2", "t", "file:///w2/t")) == ["g1"]
 
+    caches.file_blocks.put(("file:///w/t/p=1/f1", 10, 1), ((0, 10, ("h",)),))
     caches.invalidate_all()
-    assert all(len(cache) == 0 for cache in caches)
+    assert all(len(cache) == 0 for cache in caches if cache is not caches.file_blocks)
+    assert caches.file_blocks.peek(("file:///w/t/p=1/f1", 10, 1)) is not None  # keyed by identity: never stale
 
 
 def test_cache_properties_are_validated() -> None:
@@ -156,3 +158,23 @@ def test_cache_properties_are_validated() -> None:
         CatalogConfig.from_properties({**base, "schema.cache.ttl-second": "-5"})
     with pytest.raises(ConfigurationError, match="'partition.cache.capacity' must be an integer"):
         CatalogConfig.from_properties({**base, "partition.cache.capacity": "lots"})
+
+
+def test_a_batch_put_after_an_invalidation_is_not_stored() -> None:
+    cache: MetadataCache[str, str] = MetadataCache("c", ttl_seconds=-1, capacity=10)
+    epoch = cache.epoch  # a batch load starts
+    cache.invalidate("k")  # REFRESH returns while it runs
+    assert cache.put("k", "old", epoch=epoch) is False
+    assert cache.peek("k") is None
+    assert cache.put("k", "new", epoch=cache.epoch) is True
+
+
+def test_looking_at_the_cache_does_not_change_what_is_evicted() -> None:
+    cache: MetadataCache[str, int] = MetadataCache("c", ttl_seconds=-1, capacity=3)
+    for key in "abc":
+        cache.get(key, lambda: 0)
+    cache.get("a", lambda: 0)  # a is now the most recent; b the least
+    list(cache.entries())
+    cache.peek("b")
+    cache.get("d", lambda: 0)
+    assert cache.peek("b") is None and cache.peek("a") == 0

@@ -236,3 +236,33 @@ def test_a_hung_server_is_failed_over_to_a_live_one(silent_uri: str, metastore_u
     assert pool.metrics.snapshot().retries == 1
     assert [str(u) for u in pool._candidates()][0] == metastore_uri
     pool.close()
+
+
+def test_a_protocol_error_breaks_the_client() -> None:
+    from thrift.protocol.TProtocol import TProtocolException
+
+    from hms_catalog.client.pool import is_application_error
+
+    assert not is_application_error(TProtocolException(TProtocolException.BAD_VERSION))
+    assert is_application_error(ttypes.NoSuchObjectException("gone"))
+
+
+def test_idle_connections_to_a_failed_uri_do_not_use_up_the_retries(metastore_uri: str) -> None:
+    target = parse_uris(metastore_uri)[0]
+    opened: list[object] = []
+
+    def connect(uri: MetastoreUri, **timeouts: float):  # type: ignore[no-untyped-def]
+        connection = open_connection(target, **timeouts)
+        opened.append(connection)
+        return connection
+
+    pool = HmsClientPool(_config(metastore_uri, pool_size=3, retries=1, uri_backoff=0.0), connect=connect)
+    with pool.borrow() as a, pool.borrow() as b, pool.borrow() as c:
+        for client in (a, b, c):
+            client.get_all_databases()
+    assert pool.idle_count == 3
+    for connection in opened:  # the server restarts: every pooled connection is now dead
+        connection._transport.close()  # type: ignore[attr-defined]
+    assert pool.call("get_all_databases")  # one failure drops all three stale connections, the retry succeeds
+    assert pool.metrics.snapshot().retries == 1
+    pool.close()

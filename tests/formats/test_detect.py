@@ -108,3 +108,15 @@ def test_anything_else_is_unknown_with_a_reason(formats: tuple[str, str, str], r
     detection = detect(table(formats))
     assert detection.format is TableFormat.UNKNOWN and not detection.readable
     assert reason in detection.reason
+
+
+def test_table_parameters_override_serde_parameters_for_text() -> None:
+    detection = detect(table(TEXT, parameters={"serialization.null.format": ""}, serde_parameters={"field.delim": ","}))
+    assert detection.text is not None
+    assert (detection.text.null_format, detection.text.field_delimiter) == ("", ",")
+
+
+def test_flink_hudi_tables_read_as_snapshot_unless_declared_copy_on_write() -> None:
+    assert detect(table(TEXT, parameters={"flink.connector": "hudi"})).hudi_query == "snapshot"
+    cow = detect(table(TEXT, parameters={"flink.connector": "hudi", "flink.table.type": "COPY_ON_WRITE"}))
+    assert cow.hudi_query == "read_optimized"
