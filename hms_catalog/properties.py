@@ -39,9 +39,17 @@ __all__ = [
     "PARTITION_VALUES_CACHE_CAPACITY",
     "PARTITION_CACHE_CAPACITY",
     "FILE_META_CACHE_CAPACITY",
+    "FILE_SPLIT_SIZE",
+    "FILE_SPLIT_MIN_SIZE",
+    "FILE_SPLIT_BLOCK_SIZE",
+    "MAX_PARTITIONS_PER_SCAN",
+    "RECURSIVE_DIRECTORIES",
+    "IGNORE_ABSENT_PARTITIONS",
+    "LISTING_PARALLELISM",
     "MetastoreUri",
     "ClientConfig",
     "CacheConfig",
+    "ScanConfig",
     "CatalogConfig",
     "parse_uris",
     "property_as_int",
@@ -86,6 +94,20 @@ PARTITION_CACHE_CAPACITY = "partition.cache.capacity"
 PARTITION_CACHE_CAPACITY_DEFAULT = 100000
 FILE_META_CACHE_CAPACITY = "file.meta.cache.capacity"
 FILE_META_CACHE_CAPACITY_DEFAULT = 100000
+
+# Split planning. The 128 MiB floor is the mission's rule; it is a property so tests can cut small files.
+FILE_SPLIT_SIZE = "file_split_size"
+FILE_SPLIT_SIZE_DEFAULT = 0  # 0: the file's block size
+FILE_SPLIT_MIN_SIZE = "file.split.min-size"
+FILE_SPLIT_MIN_SIZE_DEFAULT = 128 * 1024 * 1024
+FILE_SPLIT_BLOCK_SIZE = "file.split.block-size"
+FILE_SPLIT_BLOCK_SIZE_DEFAULT = 32 * 1024 * 1024  # Hadoop's local filesystem
+MAX_PARTITIONS_PER_SCAN = "max_partitions_per_scan"
+MAX_PARTITIONS_PER_SCAN_DEFAULT = 100000
+RECURSIVE_DIRECTORIES = "hive.recursive_directories"
+IGNORE_ABSENT_PARTITIONS = "hive.ignore_absent_partitions"
+LISTING_PARALLELISM = "file.listing.parallelism"
+LISTING_PARALLELISM_DEFAULT = 8
 
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
@@ -151,12 +173,38 @@ class CacheConfig:
 
 
 @dataclass(frozen=True)
+class ScanConfig:
+    """How the planner lists and cuts files (sizes in bytes)."""
+
+    split_size: int = FILE_SPLIT_SIZE_DEFAULT
+    min_split_size: int = FILE_SPLIT_MIN_SIZE_DEFAULT
+    block_size: int = FILE_SPLIT_BLOCK_SIZE_DEFAULT
+    max_partitions: int = MAX_PARTITIONS_PER_SCAN_DEFAULT
+    recursive: bool = False
+    ignore_absent: bool = True
+    listing_parallelism: int = LISTING_PARALLELISM_DEFAULT
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> ScanConfig:
+        return cls(
+            split_size=property_as_int(props, FILE_SPLIT_SIZE, FILE_SPLIT_SIZE_DEFAULT, minimum=0),
+            min_split_size=property_as_int(props, FILE_SPLIT_MIN_SIZE, FILE_SPLIT_MIN_SIZE_DEFAULT, minimum=1),
+            block_size=property_as_int(props, FILE_SPLIT_BLOCK_SIZE, FILE_SPLIT_BLOCK_SIZE_DEFAULT, minimum=1),
+            max_partitions=property_as_int(props, MAX_PARTITIONS_PER_SCAN, MAX_PARTITIONS_PER_SCAN_DEFAULT, minimum=1),
+            recursive=property_as_bool(props, RECURSIVE_DIRECTORIES, False),
+            ignore_absent=property_as_bool(props, IGNORE_ABSENT_PARTITIONS, True),
+            listing_parallelism=property_as_int(props, LISTING_PARALLELISM, LISTING_PARALLELISM_DEFAULT, minimum=1),
+        )
+
+
+@dataclass(frozen=True)
 class CatalogConfig:
     """The validated, typed form of one catalog's properties."""
 
     client: ClientConfig
     raw: Mapping[str, str]
     caches: CacheConfig = CacheConfig()
+    scan: ScanConfig = ScanConfig()
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -179,7 +227,10 @@ class CatalogConfig:
             borrow_timeout=property_as_seconds(props, BORROW_TIMEOUT, BORROW_TIMEOUT_DEFAULT, positive=True),
             uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
         )
-        return cls(client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props))
+        return cls(
+            client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
+            scan=ScanConfig.from_properties(props),
+        )
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

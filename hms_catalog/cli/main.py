@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hms_catalog._logging import configure_logging
+from hms_catalog.cli.progress import TerminalProgress
 from hms_catalog.cli.metastore_command import add_metastore_parser, run_metastore_command
 from hms_catalog.cli.render import FORMATS, renderer_for
 from hms_catalog.cli.repl import interactive_session, stream_session
@@ -38,6 +39,8 @@ statements:
   REFRESH CATALOG name | REFRESH DATABASE [cat.]db | REFRESH TABLE [[cat.]db.]table
   SHOW TABLE STATUS [FROM [cat.]db] [LIKE 'pattern']   (format, file format, location, reason)
   SHOW CACHE [FROM cat] | SHOW SCHEMA CACHE [FROM cat]   (what the caches hold)
+  SHOW SPLITS FROM [[cat.]db.]table [WHERE predicate]    (the split plan, one row per split)
+  EXPLAIN SPLITS FROM [[cat.]db.]table [WHERE predicate] (its summary: files, bytes, pruning, calls, time)
 
 examples:
   hms-catalog metastore start        # a local metastore at thrift://127.0.0.1:9083
@@ -77,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "metastore":
         return run_metastore_command(args, home)
     manager = CatalogManager(CatalogStore(home))
-    runner = StatementRunner(Session(manager), renderer_for(args.format), debug=args.debug)
+    progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
+    runner = StatementRunner(Session(manager, progress=progress), renderer_for(args.format), debug=args.debug)
     try:
         return _run_statements(args, runner, home)
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from hms_catalog.errors import ConfigurationError
+from hms_catalog.execution.extensions import load_extensions
 from hms_catalog.execution.result import Result
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
@@ -19,6 +20,7 @@ from hms_catalog.sql.parser import parse_statement, split_statements
 __all__ = ["Session", "Handler", "register"]
 
 Handler = Callable[["Session", ast.Statement], Result]
+Progress = Callable[[str, int, int], None]  # (what, done, total): long work reports as it goes
 _HANDLERS: dict[type[ast.Statement], Handler] = {}
 
 
@@ -41,8 +43,10 @@ class _Position:
 class Session:
     """Runs statements for one user: current catalog and database, and the catalogs they reach."""
 
-    def __init__(self, manager: CatalogManager) -> None:
+    def __init__(self, manager: CatalogManager, *, progress: Progress | None = None) -> None:
+        load_extensions()
         self.manager = manager
+        self.progress = progress
         self._position = _Position()
 
     @property

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from hms_catalog.errors import SchemaError, UnsupportedTypeError
@@ -77,7 +76,7 @@ class TableSchema:
     def __post_init__(self) -> None:
         ordered = [c for c in self.columns if not c.partition] + [c for c in self.columns if c.partition]
         object.__setattr__(self, "columns", tuple(_check_renderable(c) for c in ordered))
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "details", dict(self.details))  # a plain dict: plans pickle
 
     @property
     def data_columns(self) -> tuple[Column, ...]:

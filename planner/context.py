@@ -1,0 +1,45 @@
+"""What every format's planner gets: the catalog's client, caches and scan settings, and the table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hms_catalog.cache import CatalogCaches
+from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.formats import TableMetadata
+from hms_catalog.properties import ScanConfig
+from planner.listing import BlockLocator
+from planner.plan import Split
+
+__all__ = ["PlanningContext", "FormatPlan", "Progress"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class PlanningContext:
+    client: MetastoreClient
+    caches: CatalogCaches
+    config: ScanConfig
+    metadata: TableMetadata
+    locator: BlockLocator
+    io_properties: dict[str, str]
+    parallelism: int = 1
+    progress: Progress | None = None
+
+
+@dataclass
+class FormatPlan:
+    """What a format's planner returns; the core adds identity, schema and totals."""
+
+    splits: list[Split]
+    files: int
+    bytes: int
+    partitions_total: int | None = None
+    partitions_scanned: int = 0
+    absent_locations: int = 0
+    hms_seconds: float = 0.0
+    listing_seconds: float = 0.0
+    splitting_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,76 @@
+"""Planning Hive tables: prune partitions, list their locations, cut the files."""
+
+from __future__ import annotations
+
+import time
+
+from hms_catalog.errors import PlanningError, UnsupportedTableError
+from hms_catalog.sql.expressions import Expression
+from planner.context import FormatPlan, PlanningContext
+from planner.listing import list_locations
+from planner.partitions import select_partitions
+from planner.predicates import bind
+from planner.splitter import cut_file
+
+__all__ = ["plan_hive"]
+
+
+def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
+    metadata = ctx.metadata
+    detection = metadata.detection
+    table = metadata.table
+    name = f"{table.dbName}.{table.tableName}"
+    if detection.transactional:
+        raise UnsupportedTableError(
+            f"{name} is a transactional (ACID, {detection.transactional}) table: its base/delta layout needs "
+            "Hive's merge of delta files, which hms-catalog does not do; read it through Hive or Spark, or "
+            "compact it into a non-transactional copy"
+        )
+    database, table_name = table.dbName.lower(), table.tableName.lower()
+    keys = [k.name.lower() for k in table.partitionKeys or []]
+    notes: list[str] = []
+    hms_seconds = 0.0
+    total = None
+    if keys:
+        schema = metadata.schema
+        predicate = bind(where, {key: schema.column(key).type for key in keys})
+        selection = select_partitions(
+            ctx.client, ctx.caches, table, predicate, max_partitions=ctx.config.max_partitions, parallelism=ctx.parallelism
+        )
+        hms_seconds, total, notes = selection.seconds, selection.total, selection.notes
+        targets = [(p.location, p.values) for p in selection.partitions if p.location]
+    else:
+        if not detection.location:
+            raise PlanningError(f"{name} has no location")
+        targets = [(detection.location, ())]
+    progress = ctx.progress
+    listing = list_locations(
+        [((database, table_name, location), location) for location, _ in targets],
+        ctx.caches,
+        recursive=ctx.config.recursive,
+        block_size=ctx.config.block_size,
+        locator=ctx.locator,
+        parallelism=ctx.config.listing_parallelism,
+        progress=(lambda done, count: progress("listing", done, count)) if progress else None,
+    )
+    if listing.absent and not ctx.config.ignore_absent:
+        raise PlanningError(
+            f"{name}: {len(listing.absent)} location(s) do not exist, e.g. {listing.absent[0]} "
+            "(set 'hive.ignore_absent_partitions'='true' to skip them)"
+        )
+    started = time.perf_counter()
+    splits = []
+    files = size = 0
+    file_format = detection.file_format or "parquet"
+    for location, values in targets:
+        for entry in listing.files.get(location, ()):
+            files += 1
+            size += entry.size
+            splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=values))
+    if listing.absent:
+        notes.append(f"{len(listing.absent)} absent location(s) skipped, e.g. {listing.absent[0]}")
+    return FormatPlan(
+        splits, files, size, partitions_total=total, partitions_scanned=len(targets) if keys else 0,
+        absent_locations=len(listing.absent), hms_seconds=hms_seconds, listing_seconds=listing.seconds,
+        splitting_seconds=time.perf_counter() - started, notes=notes,
+    )

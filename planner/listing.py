@@ -1,0 +1,146 @@
+"""Listing the files of table and partition locations through pyarrow.fs (local, HDFS, S3 by URI).
+
+Hive's rules: names starting with ``.`` or ``_`` are hidden (``_SUCCESS``, ``.crc`` files,
+``_temporary`` directories), at any depth; subdirectories are read only when recursive listing is on
+(Spark's Hive reader does not recurse by default). Listings are cached per location; block locations
+are kept per file identity (path, size, mtime), so after a REFRESH an unchanged file is not looked up
+again.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pyarrow.fs as pafs
+
+from hms_catalog.cache import CatalogCaches
+from hms_catalog.errors import PlanningError
+from hms_catalog.formats._paths import join_location, resolve
+
+__all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations"]
+
+
+class Blocks(NamedTuple):
+    """Where a file's blocks are: start offsets (sorted) and the hosts of each."""
+
+    offsets: tuple[int, ...]
+    hosts: tuple[tuple[str, ...], ...]
+    block_size: int
+
+
+class FileEntry(NamedTuple):
+    path: str
+    size: int
+    modification_time: int  # milliseconds since the epoch
+    blocks: Blocks
+
+
+class BlockLocator:
+    """Finds block locations for files; the default knows only the filesystem's block size."""
+
+    def locate(self, path: str, size: int, block_size: int) -> Blocks:
+        raise NotImplementedError
+
+
+class LocalBlockLocator(BlockLocator):
+    """Files on a filesystem with no block placement (local, object stores): blocks of ``block_size`` on
+    this host, as Hadoop's local filesystem describes them."""
+
+    def __init__(self, host: str | None = None) -> None:
+        self.host = host or socket.gethostname()
+        self.calls = 0
+
+    def locate(self, path: str, size: int, block_size: int) -> Blocks:
+        self.calls += 1
+        count = max(1, -(-size // block_size))
+        return Blocks(tuple(i * block_size for i in range(count)), ((self.host,),) * count, block_size)
+
+
+@dataclass
+class ListingResult:
+    files: dict[str, list[FileEntry]]
+    absent: list[str]
+    seconds: float
+
+
+def _hidden(relative: str) -> bool:
+    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
+
+
+def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | None:
+    """(location, size, mtime ms) of the visible files under ``location``; None when it does not exist."""
+    try:
+        filesystem, root = resolve(location)
+    except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise PlanningError(f"cannot open the filesystem of {location}: {error}") from error
+    info = filesystem.get_file_info(root)
+    if info.type == pafs.FileType.NotFound:
+        return None
+    if info.type == pafs.FileType.File:
+        entries = [info]
+    else:
+        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=recursive, allow_not_found=True))
+    found = []
+    base = root.rstrip("/")
+    for entry in entries:
+        if entry.type != pafs.FileType.File:
+            continue
+        relative = entry.path[len(base) :] if entry.path.startswith(base) else entry.base_name
+        if _hidden(relative):
+            continue
+        mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
+        found.append((join_location(location, entry.path), int(entry.size or 0), mtime))
+    found.sort()
+    return found
+
+
+def list_locations(
+    locations: Sequence[tuple[tuple[str, str, str], str]],
+    caches: CatalogCaches,
+    *,
+    recursive: bool,
+    block_size: int,
+    locator: BlockLocator,
+    parallelism: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> ListingResult:
+    """List ``(cache_key, location)`` pairs in parallel; cached listings are served without I/O."""
+    started = time.perf_counter()
+    files: dict[str, list[FileEntry]] = {}
+    absent: list[str] = []
+    todo = []
+    for key, location in locations:
+        cached = caches.files.peek(key)
+        if cached is not None:
+            files[location] = list(cached)
+        else:
+            todo.append((key, location))
+
+    def work(item: tuple[tuple[str, str, str], str]) -> tuple[str, list[FileEntry] | None]:
+        key, location = item
+        listed = _list_one(location, recursive)
+        if listed is None:
+            return location, None
+        entries = [
+            FileEntry(path, size, mtime, caches.file_blocks.get((path, size, mtime), lambda p=path, s=size: locator.locate(p, s, block_size)))
+            for path, size, mtime in listed
+        ]
+        caches.files.put(key, tuple(entries))
+        return location, entries
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=max(1, min(parallelism, len(todo) or 1))) as workers:
+        for location, entries in workers.map(work, todo):
+            done += 1
+            if progress is not None:
+                progress(done, len(todo))
+            if entries is None:
+                absent.append(location)
+            else:
+                files[location] = entries
+    return ListingResult(files, absent, time.perf_counter() - started)
