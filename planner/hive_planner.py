@@ -10,6 +10,7 @@ from planner.context import FormatPlan, PlanningContext
 from planner.listing import list_locations
 from planner.partitions import select_partitions
 from planner.predicates import bind
+from planner._gc import paused_gc
 from planner.splitter import cut_file
 
 __all__ = ["plan_hive"]
@@ -62,11 +63,12 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     splits = []
     files = size = 0
     file_format = detection.file_format or "parquet"
-    for location, values in targets:
-        for entry in listing.files.get(location, ()):
-            files += 1
-            size += entry.size
-            splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=values))
+    with paused_gc():
+        for location, values in targets:
+            for entry in listing.files.get(location, ()):
+                files += 1
+                size += entry.size
+                splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=values))
     if listing.absent:
         notes.append(f"{len(listing.absent)} absent location(s) skipped, e.g. {listing.absent[0]}")
     return FormatPlan(
