@@ -48,8 +48,12 @@ class BlockLocator:
 
 
 class LocalBlockLocator(BlockLocator):
-    """Files on a filesystem with no block placement (local, object stores): blocks of ``block_size`` on
-    this host, as Hadoop's local filesystem describes them."""
+    """Blocks of ``block_size`` for filesystems that do not place blocks on hosts.
+
+    Local files are on this host (as Hadoop's local filesystem describes them); files elsewhere (object
+    stores, or HDFS without a locator that asks the namenode) get no hosts: an unknown location is
+    better than a wrong one, which would pin tasks to the wrong machine.
+    """
 
     def __init__(self, host: str | None = None) -> None:
         self.host = host or socket.gethostname()
@@ -58,7 +62,8 @@ class LocalBlockLocator(BlockLocator):
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
         self.calls += 1
         count = max(1, -(-size // block_size))
-        return Blocks(tuple(i * block_size for i in range(count)), ((self.host,),) * count, block_size)
+        hosts: tuple[str, ...] = (self.host,) if path.startswith("file:") or "://" not in path else ()
+        return Blocks(tuple(i * block_size for i in range(count)), (hosts,) * count, block_size)
 
 
 @dataclass

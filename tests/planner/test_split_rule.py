@@ -98,3 +98,13 @@ def test_hosts_come_from_the_block_holding_the_start() -> None:
 
 def test_ranges_pickle() -> None:
     assert pickle.loads(pickle.dumps(split_ranges(1000, 300))) == split_ranges(1000, 300)
+
+
+def test_only_local_files_are_placed_on_this_host() -> None:
+    from planner import LocalBlockLocator
+
+    locator = LocalBlockLocator(host="here")
+    local = locator.locate("file:///w/t/f.parquet", 300, 100)
+    assert local.offsets == (0, 100, 200) and local.hosts == (("here",),) * 3
+    remote = locator.locate("s3://bucket/t/f.parquet", 300, 100)
+    assert remote.hosts == ((),) * 3
