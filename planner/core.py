@@ -89,4 +89,5 @@ def plan_table(
         summary=summary,
         predicate=None if expression is None else to_sql(expression),
         options={"planning_seconds": round(time.perf_counter() - started, 6), "hudi_query": detection.hudi_query},
+        text=detection.text,
     )

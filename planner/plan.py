@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column, TableSchema
 from hms_catalog.types.json_codec import type_from_json, type_to_json
 
@@ -134,6 +135,7 @@ class SplitPlan:
     summary: PlanSummary
     predicate: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    text: TextFormat | None = None  # delimiters, escapes, null format of text tables: readers need them
 
     @property
     def full_name(self) -> str:
@@ -150,6 +152,7 @@ class SplitPlan:
             "summary": self.summary.to_json(),
             "predicate": self.predicate,
             "options": dict(self.options),
+            "text": None if self.text is None else asdict(self.text),
         }
 
     def dumps(self) -> str:
@@ -170,6 +173,7 @@ class SplitPlan:
             summary=PlanSummary.from_json(data["summary"]),
             predicate=data.get("predicate"),
             options=dict(data.get("options", {})),
+            text=None if data.get("text") is None else TextFormat(**data["text"]),
         )
 
     @classmethod

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,9 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
     """One SparkSession with Hive support on the embedded metastore, for the whole test session."""
     from pyspark.sql import SparkSession
 
+    from planner.spark import register
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # Python workers run this interpreter, with this venv
     scratch = tmp_path_factory.mktemp("spark")
     session = (
         SparkSession.builder.master("local[2]")
@@ -59,10 +63,13 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
         .config("spark.ui.enabled", "false")
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
         .config("spark.local.dir", str(scratch))
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.sql.python.filterPushdown.enabled", "true")
         .enableHiveSupport()
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    register(session)
     yield session
     session.stop()
 

@@ -1,0 +1,36 @@
+"""Reading one split as Arrow batches of a declared schema, for any file format a plan holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+
+from hms_catalog.errors import UnsupportedTableError
+from hms_catalog.formats.detect import TextFormat
+from hms_catalog.formats.schema import Column
+from planner.plan import Split
+from planner.readers._common import FileChangedError
+from planner.readers.columnar import read_orc_split, read_parquet_split
+from planner.readers.text import read_text_split
+
+__all__ = ["read_split", "FileChangedError"]
+
+
+def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, text: TextFormat | None = None) -> Iterator[pa.RecordBatch]:
+    """The rows of ``split`` (those that belong to its byte range) as batches of exactly ``target``."""
+    if split.delete_files:
+        raise UnsupportedTableError(
+            f"{split.path} has {len(split.delete_files)} Iceberg delete file(s); reading deletes is not supported yet"
+        )
+    if split.log_files:
+        raise UnsupportedTableError(
+            f"{split.path} has Hudi log files; merging them (a snapshot read) is not supported: read the _ro table"
+        )
+    if split.file_format == "parquet":
+        return read_parquet_split(split, columns, target)
+    if split.file_format == "orc":
+        return read_orc_split(split, columns, target)
+    if split.file_format in ("text", "csv", "json"):
+        return read_text_split(split, columns, target, text, split.file_format)
+    raise UnsupportedTableError(f"cannot read {split.file_format} files ({split.path})")

@@ -1,0 +1,85 @@
+"""What every file reader shares: opening a split's file safely, and shaping batches to the schema.
+
+Readers return Arrow batches of exactly the declared schema (Spark's Python data source requires it):
+columns matched by name case-insensitively (the metastore lower-cases names, writers may not), absent
+columns as nulls, types cast to the declared ones (timestamps to microseconds in UTC), and partition
+columns filled from the split's partition values in their declared types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hms_catalog.errors import PlanningError
+from hms_catalog.formats._paths import resolve
+from hms_catalog.formats.schema import Column
+from planner.partition_values import typed_value
+from planner.plan import Split
+
+__all__ = ["FileChangedError", "open_split_file", "shape_batch", "partition_array"]
+
+
+class FileChangedError(PlanningError):
+    """A file vanished or changed between planning and reading: the plan is stale."""
+
+
+def open_split_file(split: Split) -> pa.NativeFile:
+    """Open the split's file, checking it is the file that was planned (same length, same mtime)."""
+    import pyarrow.fs as pafs
+
+    filesystem, path = resolve(split.path)
+    info = filesystem.get_file_info(path)
+    if info.type == pafs.FileType.NotFound:
+        raise FileChangedError(f"{split.path} no longer exists; the plan is stale: run REFRESH TABLE and plan again")
+    mtime = int(info.mtime_ns // 1_000_000) if info.mtime_ns is not None else None
+    changed_time = split.modification_time not in (None, 0) and mtime is not None and mtime != split.modification_time
+    if info.size != split.file_length or changed_time:
+        raise FileChangedError(
+            f"{split.path} changed since it was planned (length {split.file_length} -> {info.size}); "
+            "run REFRESH TABLE and plan again"
+        )
+    return filesystem.open_input_file(path)
+
+
+def partition_array(column: Column, value: str | None, rows: int, target: pa.DataType) -> pa.Array:
+    typed = typed_value(value, column.type)
+    return pa.array([typed] * rows, type=target) if typed is not None else pa.nulls(rows, type=target)
+
+
+def _cast(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array.type.equals(target):
+        return array
+    if pa.types.is_timestamp(array.type) and pa.types.is_timestamp(target):
+        if array.type.tz is None and target.tz is not None:
+            array = pc.assume_timezone(array, "UTC") if array.type.unit == target.unit else pc.assume_timezone(
+                array.cast(pa.timestamp(array.type.unit)), "UTC")
+    return array.cast(target, safe=False)
+
+
+def shape_batch(
+    table: pa.Table | pa.RecordBatch,
+    columns: Sequence[Column],
+    target: pa.Schema,
+    partition_values: dict[str, str | None],
+) -> pa.RecordBatch:
+    """``table`` (as read from a file) turned into a batch of exactly ``target``'s fields."""
+    rows = table.num_rows
+    by_name = {name.lower(): index for index, name in enumerate(table.schema.names)}
+    arrays = []
+    for column, field in zip(columns, target):
+        if column.partition:
+            arrays.append(partition_array(column, partition_values.get(column.name.lower()), rows, field.type))
+            continue
+        index = by_name.get(column.name.lower())
+        if index is None:
+            arrays.append(pa.nulls(rows, type=field.type))
+        else:
+            arrays.append(_cast(table.column(index), field.type))
+    if not arrays:
+        return pa.RecordBatch.from_struct_array(pa.array([{}] * rows, pa.struct([])))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)

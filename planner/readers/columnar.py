@@ -1,0 +1,136 @@
+"""Parquet and ORC splits: the row groups whose first byte, or the stripes whose offset, lies in the split.
+
+Every row group (stripe) starts in exactly one split, so across a file's splits each row is read once.
+A read that needs no data column (``count(*)``) takes row counts from the footer and decodes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+from hms_catalog.formats.schema import Column
+from planner.plan import Split
+from planner.readers._common import open_split_file, shape_batch
+
+__all__ = ["read_parquet_split", "read_orc_split", "parquet_row_groups", "orc_stripes"]
+
+
+def parquet_row_groups(metadata: pq.FileMetaData, start: int, length: int) -> list[int]:
+    """Row groups whose first byte (dictionary page or first data page of the first column) is in range."""
+    chosen = []
+    for index in range(metadata.num_row_groups):
+        column = metadata.row_group(index).column(0)
+        first = column.dictionary_page_offset if column.has_dictionary_page and column.dictionary_page_offset else column.data_page_offset
+        if start <= first < start + length:
+            chosen.append(index)
+    return chosen
+
+
+def _file_columns(names: Sequence[str], wanted: Sequence[Column]) -> list[str]:
+    by_lower = {name.lower(): name for name in names}
+    return [by_lower[c.name.lower()] for c in wanted if not c.partition and c.name.lower() in by_lower]
+
+
+def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schema, batch_rows: int = 65536) -> Iterator[pa.RecordBatch]:
+    partition_values = {k.lower(): v for k, v in split.partition_values}
+    with open_split_file(split) as handle:
+        parquet = pq.ParquetFile(handle)
+        groups = parquet_row_groups(parquet.metadata, split.start, split.length)
+        if not groups:
+            return
+        data_columns = _file_columns(parquet.schema_arrow.names, columns)
+        if not any(not c.partition for c in columns):
+            rows = sum(parquet.metadata.row_group(g).num_rows for g in groups)
+            yield shape_batch(_rows_only(rows), columns, target, partition_values)
+            return
+        for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups, columns=data_columns):
+            yield shape_batch(batch, columns, target, partition_values)
+
+
+def _rows_only(rows: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_struct_array(pa.array([{}] * rows, pa.struct([])))
+
+
+def orc_stripes(tail: bytes) -> list[tuple[int, int]]:
+    """(offset, rows) of each stripe, from ORC's serialized FileTail (footer field 3: StripeInformation)."""
+    footer = _field(tail, 2)
+    stripes = []
+    for info in _fields(footer or b"", 3):
+        values = dict(_varints(info))
+        stripes.append((values.get(1, 0), values.get(5, 0)))
+    return stripes
+
+
+def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+    partition_values = {k.lower(): v for k, v in split.partition_values}
+    with open_split_file(split) as handle:
+        reader = orc.ORCFile(handle)
+        stripe_rows = orc_stripes(reader.reader.serialized_file_tail())
+        stripes = [i for i, (offset, _) in enumerate(stripe_rows) if split.start <= offset < split.start + split.length]
+        if not stripes:
+            return
+        if not any(not c.partition for c in columns):
+            yield shape_batch(_rows_only(sum(stripe_rows[i][1] for i in stripes)), columns, target, partition_values)
+            return
+        names = reader.schema.names
+        positional = all(name.startswith("_col") for name in names)  # files written by old Hive: match by position
+        data = [c for c in columns if not c.partition]
+        for index in stripes:
+            if positional:
+                stripe = reader.read_stripe(index)
+                renamed = pa.RecordBatch.from_arrays(stripe.columns, names=[c.name for c in data][: stripe.num_columns])
+                yield shape_batch(renamed, columns, target, partition_values)
+            else:
+                yield shape_batch(reader.read_stripe(index, columns=_file_columns(names, data)), columns, target, partition_values)
+
+
+# A minimal reader of protobuf's wire format: enough for ORC's stripe list. -----------------------------
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def _entries(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+    position = 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, position = _varint(data, position)
+            yield number, wire, value
+        elif wire == 2:
+            size, position = _varint(data, position)
+            yield number, wire, data[position : position + size]
+            position += size
+        elif wire == 1:
+            yield number, wire, data[position : position + 8]
+            position += 8
+        elif wire == 5:
+            yield number, wire, data[position : position + 4]
+            position += 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+
+
+def _field(data: bytes, number: int) -> bytes | None:
+    return next((value for n, wire, value in _entries(data) if n == number and wire == 2), None)  # type: ignore[misc]
+
+
+def _fields(data: bytes, number: int) -> list[bytes]:
+    return [value for n, wire, value in _entries(data) if n == number and wire == 2]  # type: ignore[misc]
+
+
+def _varints(data: bytes) -> Iterator[tuple[int, int]]:
+    return ((n, value) for n, wire, value in _entries(data) if wire == 0)  # type: ignore[misc]
