@@ -41,6 +41,7 @@ statements:
   SHOW CACHE [FROM cat] | SHOW SCHEMA CACHE [FROM cat]   (what the caches hold)
   SHOW SPLITS FROM [[cat.]db.]table [WHERE predicate]    (the split plan, one row per split)
   EXPLAIN SPLITS FROM [[cat.]db.]table [WHERE predicate] (its summary: files, bytes, pruning, calls, time)
+  SELECT ... FROM cat.db.t [JOIN ...] [WHERE ...]        (runs on Spark; partition predicates prune)
 
 examples:
   hms-catalog metastore start        # a local metastore at thrift://127.0.0.1:9083
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", type=Path, help=f"where catalog definitions live (default ${HOME_ENV} or ~/.hms-catalog)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="result format (default text; json: one line per statement)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument("--master", metavar="URL", help="Spark master for SELECT (default local[*])")
+    parser.add_argument("--remote", metavar="URL", help="a Spark Connect server for SELECT (sc://host:15002)")
     subparsers = parser.add_subparsers(dest="command", metavar="{metastore}")
     add_metastore_parser(subparsers)
     return parser
@@ -81,7 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_metastore_command(args, home)
     manager = CatalogManager(CatalogStore(home))
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
-    runner = StatementRunner(Session(manager, progress=progress), renderer_for(args.format), debug=args.debug)
+    session = Session(manager, progress=progress)
+    session.engine_options.update({k: v for k, v in (("master", args.master), ("remote", args.remote)) if v})
+    runner = StatementRunner(session, renderer_for(args.format), debug=args.debug)
     try:
         return _run_statements(args, runner, home)
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ function and one entry. Handlers live in small modules by theme and receive the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 from dataclasses import dataclass
 
 from hms_catalog.errors import ConfigurationError
@@ -47,6 +48,8 @@ class Session:
         load_extensions()
         self.manager = manager
         self.progress = progress
+        self.engine_options: dict[str, str] = {}  # e.g. Spark's master or remote URL, set by the CLI
+        self.extras: dict[str, Any] = {}  # state of statement extensions (a SparkSession), closed with the session
         self._position = _Position()
 
     @property

@@ -30,6 +30,7 @@ __all__ = [
     "RefreshCatalog",
     "RefreshDatabase",
     "RefreshTable",
+    "Query",
     "ShowCache",
     "ShowSchemaCache",
     "ShowTableStatus",
@@ -176,3 +177,10 @@ class ExplainSplits(Statement):
 
     table: TableName
     where: Expression | None = None
+
+
+@dataclass(frozen=True)
+class Query(Statement):
+    """A SELECT (or WITH ...) query, kept as text: it runs on Spark, which parses it."""
+
+    sql: str

@@ -8,6 +8,7 @@ table entry, and "expected ..." messages list exactly what the table allows at t
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -27,6 +28,7 @@ from hms_catalog.sql.ast import (
     RefreshDatabase,
     RefreshTable,
     RenameCatalog,
+    Query,
     ShowCache,
     ShowCatalogs,
     ShowCreateCatalog,
@@ -233,6 +235,10 @@ def _dispatch(cur: Cursor) -> _Handler:
     raise cur.error(f"unknown statement '{token.display}'; expected one of {', '.join(sorted(following))}", token)
 
 
+# Queries are Spark SQL, not this language: they are recognised by their first word and passed on whole.
+_QUERY_START = re.compile(r"(?is)\s*(select|with|\(+\s*select)\b")
+
+
 def parse_statement(source: StatementSource | str, *, context: StatementSource | None = None) -> Statement:
     """Parse exactly one statement; one trailing ``;`` is allowed, anything else after it is an error.
 
@@ -242,6 +248,9 @@ def parse_statement(source: StatementSource | str, *, context: StatementSource |
     if isinstance(source, str):
         source = StatementSource(source)
     context = context or source
+    if _QUERY_START.match(source.text):
+        text = source.text.strip().rstrip(";").rstrip()
+        return Query(text, text=text)
     tokens = tokenize(source.text, line=source.line, column=source.column, context=context)
     cur = Cursor(tokens, source, context)
     statement = _dispatch(cur)(cur)
@@ -261,6 +270,9 @@ def parse_expression(source: StatementSource | str, *, context: StatementSource 
     if isinstance(source, str):
         source = StatementSource(source)
     context = context or source
+    if _QUERY_START.match(source.text):
+        text = source.text.strip().rstrip(";").rstrip()
+        return Query(text, text=text)
     cur = Cursor(tokenize(source.text, line=source.line, column=source.column, context=context), source, context)
     expr = expression(cur)
     if cur.peek().type is not TokenType.EOF:

@@ -1,0 +1,136 @@
+"""Spark SQL over catalog tables: ``SELECT ... FROM cat.db.t`` with three-part names.
+
+Spark has no catalog plugin for a Python data source, so each query is rewritten: every table reference
+that resolves to one of our catalogs becomes a temporary view over the ``hms`` source (aliased with the
+table's own name, so qualified columns keep working). The view declares only the columns the query
+mentions (all of them for ``*``, none for ``count(*)``), because the data source API prunes no columns
+itself. Partition predicates in WHERE reach the planner through Spark's pushed filters. References to
+anything else are left to Spark.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlglot
+from sqlglot import expressions as exp
+
+from hms_catalog.errors import HmsCatalogError, SqlSyntaxError
+from hms_catalog.execution.session import Session
+from hms_catalog.model import ExternalTable
+from planner.spark.datasource import register
+
+__all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
+
+
+def spark_session(master: str | None = None, remote: str | None = None, app_name: str = "hms-catalog") -> Any:
+    """A SparkSession set up for the hms source: this interpreter for Python workers, filter pushdown on."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if remote:
+        builder = builder.remote(remote)
+    else:
+        builder = (builder.master(master or "local[*]").config("spark.ui.enabled", "false")
+                   .config("spark.pyspark.python", sys.executable))
+    spark = builder.config("spark.sql.python.filterPushdown.enabled", "true").config(
+        "spark.sql.session.timeZone", "UTC").getOrCreate()
+    if not remote:
+        spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def _view_name(table: ExternalTable) -> str:
+    return "hms__" + re.sub(r"[^A-Za-z0-9_]", "_", f"{table.catalog}__{table.database}__{table.name}")
+
+
+class CatalogSql:
+    """Runs queries naming catalog tables on ``spark``, resolving names as ``session`` does (SWITCH/USE)."""
+
+    def __init__(self, spark: Any, session: Session, home: str) -> None:
+        self.spark = spark
+        self.session = session
+        self.home = home
+        self._run = spark.sql  # the session's own sql, kept before attach_catalogs replaces it
+
+    def rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]]]:
+        """The query with catalog tables replaced by view names, and what each view must read."""
+        try:
+            tree = sqlglot.parse_one(query, read="spark")
+        except sqlglot.errors.ParseError as error:
+            detail = error.errors[0] if error.errors else {}
+            raise SqlSyntaxError(str(detail.get("description", error)), line=int(detail.get("line", 1)),
+                                 column=int(detail.get("col", 1)), token=str(detail.get("highlight", ""))) from None
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        mentioned = {column.name.lower() for column in tree.find_all(exp.Column) if not isinstance(column.this, exp.Star)}
+        wants_all = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
+        views: dict[str, tuple[ExternalTable, list[str] | None]] = {}
+        for node in list(tree.find_all(exp.Table)):
+            table = self._resolve(node, ctes)
+            if table is None:
+                continue
+            view = _view_name(table)
+            schema = table.schema
+            columns = None if wants_all else [c.name for c in schema.columns if c.name.lower() in mentioned and c.readable]
+            previous = views.get(view)
+            if previous is not None and previous[1] is not None and columns is not None:
+                columns = sorted(set(previous[1]) | set(columns), key=[c.name for c in schema.columns].index)
+            elif previous is not None:
+                columns = None
+            views[view] = (table, columns)
+            alias = node.alias or node.name
+            node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias))))
+        return tree.sql(dialect="spark"), views
+
+    def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        rewritten, views = self.rewrite(query)
+        if not views:
+            return self._run(query, *args, **kwargs)
+        for view, (table, columns) in views.items():
+            reader = self.spark.read.format("hms").option("home", self.home)
+            if columns is not None:
+                reader = reader.option("columns", ",".join(columns))
+            reader.load(table.full_name).createOrReplaceTempView(view)
+        return self._run(rewritten, *args, **kwargs)
+
+    def _resolve(self, node: exp.Table, ctes: set[str]) -> ExternalTable | None:
+        parts = [part for part in (node.catalog, node.db, node.name) if part]
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            return None
+        names = {d.name for d in self.session.manager.definitions()}
+        if len(parts) == 3 and parts[0].lower() not in names:
+            return None
+        if len(parts) < 3 and self.session.current_catalog is None:
+            return None
+        if len(parts) == 1 and self.session.current_database is None:
+            return None
+        from hms_catalog.sql import ast
+
+        name = ast.TableName(*([None] * (3 - len(parts)) + parts))  # type: ignore[arg-type]
+        try:
+            table = self.session.table(name)
+            table.metadata  # noqa: B018 - resolve now: a missing table is an error of this query
+        except HmsCatalogError:
+            raise
+        return table
+
+
+def attach_catalogs(spark: Any, home: str | None = None, session: Session | None = None) -> CatalogSql:
+    """Make ``spark.sql`` understand ``catalog.db.table`` for the catalogs under ``home``.
+
+    Queries that name no catalog table run unchanged. Returns the object doing the rewriting (its
+    ``session`` has SWITCH/USE for two- and one-part names).
+    """
+    from hms_catalog import open_session
+    from hms_catalog.store import default_home
+
+    home_path = str(home or default_home())
+    runner = CatalogSql(spark, session or open_session(home_path), home_path)
+    spark.sql = runner.sql  # this session object only: other sessions are untouched
+    return runner

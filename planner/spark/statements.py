@@ -1,0 +1,36 @@
+"""SELECT in the CLI: the query runs on Spark (local unless --master or --remote says otherwise)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hms_catalog.execution.result import Result
+from hms_catalog.execution.session import Session, register
+from hms_catalog.sql import ast
+from planner.spark.sql import CatalogSql, spark_session
+
+__all__ = ["run_query"]
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {str(_plain(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+@register(ast.Query)
+def run_query(session: Session, statement: ast.Query) -> Result:
+    runner: CatalogSql | None = session.extras.get("spark_sql")
+    if runner is None:
+        spark = spark_session(session.engine_options.get("master"), session.engine_options.get("remote"))
+        runner = CatalogSql(spark, session, str(session.manager.store.home))
+        session.extras["spark_sql"] = runner
+    frame = runner.sql(statement.sql)
+    rows = [tuple(_plain(v) for v in row) for row in frame.collect()]
+    return Result.table(tuple(frame.columns), rows)
