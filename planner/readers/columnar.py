@@ -35,6 +35,21 @@ def _file_columns(names: Sequence[str], wanted: Sequence[Column]) -> list[str]:
     return [by_lower[c.name.lower()] for c in wanted if not c.partition and c.name.lower() in by_lower]
 
 
+def _by_field_id(schema: pa.Schema, wanted: Sequence[Column]) -> dict[str, str] | None:
+    """Current column name -> file column name, matched by Iceberg field id (renames keep ids); None when
+    the columns or the file carry no ids (then names match)."""
+    if not any(c.field_id is not None for c in wanted):
+        return None
+    ids = {}
+    for field in schema:
+        raw = (field.metadata or {}).get(b"PARQUET:field_id")
+        if raw is not None:
+            ids[int(raw)] = field.name
+    if not ids:
+        return None
+    return {c.name.lower(): ids[c.field_id] for c in wanted if not c.partition and c.field_id in ids}
+
+
 def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schema, batch_rows: int = 65536) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
     with open_split_file(split) as handle:
@@ -42,13 +57,20 @@ def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schem
         groups = parquet_row_groups(parquet.metadata, split.start, split.length)
         if not groups:
             return
-        data_columns = _file_columns(parquet.schema_arrow.names, columns)
         if not any(not c.partition for c in columns):
             rows = sum(parquet.metadata.row_group(g).num_rows for g in groups)
             yield shape_batch(_rows_only(rows), columns, target, partition_values)
             return
-        for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups, columns=data_columns):
-            yield shape_batch(batch, columns, target, partition_values)
+        renames = _by_field_id(parquet.schema_arrow, columns)
+        if renames is None:
+            for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups,
+                                              columns=_file_columns(parquet.schema_arrow.names, columns)):
+                yield shape_batch(batch, columns, target, partition_values)
+            return
+        current = list(renames)
+        for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups, columns=list(dict.fromkeys(renames.values()))):
+            renamed = pa.RecordBatch.from_arrays([batch.column(renames[name]) for name in current], names=current)
+            yield shape_batch(renamed, columns, target, partition_values)
 
 
 def _rows_only(rows: int) -> pa.RecordBatch:
