@@ -61,6 +61,7 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
         .config("spark.local.dir", str(scratch))
         .config("spark.pyspark.python", sys.executable)

@@ -37,6 +37,7 @@ def spark_session(master: str | None = None, remote: str | None = None, app_name
         builder = builder.remote(remote)
     else:
         builder = (builder.master(master or "local[*]").config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.pyspark.python", sys.executable))
     spark = builder.config("spark.sql.python.filterPushdown.enabled", "true").config(
         "spark.sql.session.timeZone", "UTC").getOrCreate()
