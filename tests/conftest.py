@@ -18,7 +18,9 @@ import pytest
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
+from hms_catalog.execution import Session
 from tests.support import hms
+from tests.support.sessions import open_catalog
 
 _names = itertools.count(1)
 
@@ -97,6 +99,14 @@ def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def session(home: Path, metastore_uri: str) -> Iterator[Session]:
+    """A session whose catalog ``hive`` is the embedded metastore."""
+    opened = open_catalog(home, metastore_uri)
+    yield opened
+    opened.manager.close()
 
 
 @pytest.fixture

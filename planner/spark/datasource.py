@@ -24,7 +24,7 @@ from hms_catalog.formats.schema import Column, TableSchema
 from planner.plan import Split, SplitPlan
 from planner.spark.filters import spark_filters_to_expression
 
-__all__ = ["HmsDataSource", "SplitPartition", "register"]
+__all__ = ["HmsDataSource", "HmsPushdownDataSource", "SplitPartition", "register"]
 
 
 @dataclass
@@ -90,6 +90,8 @@ class HmsDataSource(DataSource):  # type: ignore[misc]
         schema = self._load_schema()
         return _as_read(schema.spark_schema([c.name for c in _selected(schema, self.options.get("columns"))]))
 
+    _reader_class: type[HmsReader]
+
     def reader(self, schema: StructType) -> DataSourceReader:
         table_schema = self._load_schema()
         if self._plan is not None:
@@ -98,8 +100,8 @@ class HmsDataSource(DataSource):  # type: ignore[misc]
             from planner.spark.tables import table_handle
 
             text = table_handle(self.options)[1].detection.text
-        return HmsReader(dict(self.options), table_schema, _selected(table_schema, self.options.get("columns")),
-                         self._plan, text)
+        return self._reader_class(dict(self.options), table_schema, _selected(table_schema, self.options.get("columns")),
+                                  self._plan, text)
 
 
 class HmsReader(DataSourceReader):  # type: ignore[misc]
@@ -112,11 +114,6 @@ class HmsReader(DataSourceReader):  # type: ignore[misc]
         self._plan = plan
         self._pushed: list[Any] = []
         self.text = text
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
-        """Keep the filters for partition pruning; hand them all back, so Spark applies them to rows."""
-        self._pushed = list(filters)
-        yield from filters
 
     def partitions(self) -> Sequence[InputPartition]:
         plan = self._plan
@@ -147,6 +144,30 @@ class HmsReader(DataSourceReader):  # type: ignore[misc]
         yield from read_split(partition.split, self.columns, target, text=self.text)
 
 
+class HmsPushdownReader(HmsReader):
+    """The reader used when the session lets Python sources take filters: pushed filters prune partitions.
+
+    PySpark refuses a reader that implements pushFilters unless
+    ``spark.sql.python.filterPushdown.enabled`` is true, hence two readers.
+    """
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
+        """Keep the filters for partition pruning; hand them all back, so Spark applies them to rows."""
+        self._pushed = list(filters)
+        yield from filters
+
+
+HmsDataSource._reader_class = HmsReader
+
+
+class HmsPushdownDataSource(HmsDataSource):
+    """``hms`` for sessions with ``spark.sql.python.filterPushdown.enabled=true``."""
+
+    _reader_class = HmsPushdownReader
+
+
 def register(spark: Any) -> None:
-    """Register the ``hms`` format with ``spark`` (idempotent)."""
-    spark.dataSource.register(HmsDataSource)
+    """Register the ``hms`` format with ``spark``: the variant that prunes by pushed filters when the
+    session enables them, the plain one (still pruned by the ``where`` option) otherwise."""
+    enabled = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower() == "true"
+    spark.dataSource.register(HmsPushdownDataSource if enabled else HmsDataSource)

@@ -8,28 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.errors import UnsupportedTypeError
 from hms_catalog.execution import Session
 from hms_catalog.model.database import TABLE_BATCH_SIZE
 from tests.support import hms
 from tests.support.hms import Admin
+from tests.support.sessions import open_catalog
 
 SEQUENCE = ("org.apache.hadoop.mapred.SequenceFileInputFormat", "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
             "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe")
 
 
-def open_catalog(home: Path, uri: str, extra: str = "") -> Session:
-    session = open_session(home)
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{uri}'{extra})")
-    return session
-
-
-@pytest.fixture
-def session(home: Path, metastore_uri: str) -> Iterator[Session]:
-    session = open_catalog(home, metastore_uri)
-    yield session
-    session.manager.close()
 
 
 @pytest.fixture
@@ -110,7 +99,7 @@ def test_within_the_ttl_the_cached_schema_is_served_and_refresh_replaces_it(sess
 
 
 def test_a_short_ttl_expires_the_schema(home: Path, metastore_uri: str, admin: Admin, mixed: str) -> None:
-    session = open_catalog(home, metastore_uri, ", 'schema.cache.ttl-second'='1'")
+    session = open_catalog(home, metastore_uri, **{"schema.cache.ttl-second": "1"})
     try:
         assert session.run_one(f"DESCRIBE hive.{mixed}.facts").column("Field") == ["id", "dt", "hr"]
         changed = admin.pool.call("get_table", mixed, "facts")
@@ -124,7 +113,7 @@ def test_a_short_ttl_expires_the_schema(home: Path, metastore_uri: str, admin: A
 
 
 def test_a_disabled_schema_cache_asks_every_time(home: Path, metastore_uri: str, mixed: str) -> None:
-    session = open_catalog(home, metastore_uri, ", 'schema.cache.ttl-second'='0'")
+    session = open_catalog(home, metastore_uri, **{"schema.cache.ttl-second": "0"})
     try:
         catalog = session.manager.catalog("hive")
         before = catalog.metrics()

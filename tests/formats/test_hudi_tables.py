@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.execution import Session
 from tests.support.hms import Admin
 from tests.support.hudi_tables import META_FIELDS, HudiCommit, hive_sync_table, write_cow_table
@@ -28,13 +26,6 @@ TRIPS_V1 = {"type": "record", "name": "trips_record", "namespace": "hoodie.trips
 TRIPS_V2 = {**TRIPS_V1, "fields": [*TRIPS_V1["fields"][:4], {"name": "tip", "type": ["null", "double"], "default": None},
                                    TRIPS_V1["fields"][4]]}
 
-
-@pytest.fixture
-def session(home: Path, metastore_uri: str) -> Iterator[Session]:
-    session = open_session(home)
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}')")
-    yield session
-    session.manager.close()
 
 
 @pytest.fixture

@@ -5,13 +5,11 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.execution import Session
 
 
@@ -46,13 +44,6 @@ def events(iceberg_catalog: Any, unique_name: str) -> Iterator[Any]:
     iceberg_catalog.drop_table(f"{unique_name}.events")
     iceberg_catalog.drop_namespace(unique_name)
 
-
-@pytest.fixture
-def session(home: Path, metastore_uri: str) -> Iterator[Session]:
-    session = open_session(home)
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}')")
-    yield session
-    session.manager.close()
 
 
 def test_iceberg_is_detected_and_described_from_its_metadata(events: Any, session: Session, unique_name: str) -> None:

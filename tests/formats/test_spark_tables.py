@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.execution import Session
 
 ALL_TYPES = (
@@ -45,13 +43,6 @@ def spark_db(spark: Any, metastore: Any) -> Iterator[str]:
     yield name
     spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
 
-
-@pytest.fixture
-def session(home: Path, metastore_uri: str) -> Iterator[Session]:
-    session = open_session(home)
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}')")
-    yield session
-    session.manager.close()
 
 
 def spark_describe(spark: Any, name: str) -> list[tuple[str, str]]:

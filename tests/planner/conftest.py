@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from hms_catalog import open_session
-from hms_catalog.execution import Session
 
 SPARK_DB = "planner_spark"
 
@@ -39,15 +35,3 @@ def spark_tables(spark: Any) -> Iterator[str]:
     spark.sql(f"DROP DATABASE IF EXISTS {SPARK_DB} CASCADE")
 
 
-def open_catalog(home: Path, uri: str, **properties: str) -> Session:
-    extra = "".join(f", '{k}'='{v}'" for k, v in properties.items())
-    session = open_session(home)
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{uri}'{extra})")
-    return session
-
-
-@pytest.fixture
-def session(home: Path, metastore_uri: str) -> Iterator[Session]:
-    session = open_catalog(home, metastore_uri)
-    yield session
-    session.manager.close()

@@ -13,7 +13,7 @@ import pytest
 from hms_catalog.errors import PlanningError, UnsupportedTableError
 from hms_catalog.execution import Session
 from planner import LocalBlockLocator, SplitPlan, plan_table
-from tests.planner.conftest import open_catalog
+from tests.support.sessions import open_catalog
 from tests.support import hms
 from tests.support.hms import Admin
 

@@ -158,3 +158,16 @@ def test_a_file_changed_since_planning_fails_naming_it(spark: Any, tables: str, 
     os.truncate(victim, 3)
     with pytest.raises(Exception, match="changed since it was planned.*REFRESH TABLE"):
         spark.read.format("hms").option("plan", plan.dumps()).load().collect()
+
+
+def test_a_session_without_python_filter_pushdown_still_reads(spark: Any, tables: str, home: Path) -> None:
+    from planner.spark import register
+
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    try:
+        register(spark)
+        frame = read(spark, home, "parquet_all", where="part = 'b'")
+        assert rows_of(frame) == rows_of(spark.table(f"{DB}.parquet_all").where("part = 'b'"))
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+        register(spark)
