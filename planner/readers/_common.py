@@ -81,5 +81,5 @@ def shape_batch(
         else:
             arrays.append(_cast(table.column(index), field.type))
     if not arrays:
-        return pa.RecordBatch.from_struct_array(pa.array([{}] * rows, pa.struct([])))
+        return pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["rows"]).select([])
     return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -231,7 +231,7 @@ def _to_batch(rows: list[list[object]], data_columns: Sequence[Column], data_tar
               columns: Sequence[Column], target: pa.Schema, partition_values: dict[str, str | None]) -> pa.RecordBatch:
     arrays = [pa.array([row[i] for row in rows], type=field.type) for i, field in enumerate(data_target)]
     if not arrays:
-        table = pa.RecordBatch.from_struct_array(pa.array([{}] * len(rows), pa.struct([])))
+        table = pa.RecordBatch.from_arrays([pa.nulls(len(rows))], names=["rows"]).select([])
     else:
         table = pa.RecordBatch.from_arrays(arrays, schema=data_target)
     return shape_batch(table, columns, target, partition_values)
