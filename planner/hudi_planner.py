@@ -8,6 +8,7 @@ and carries its log files; slices without logs are cut like base files.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from hms_catalog.formats.hudi_schema import open_hudi_table
 from hms_catalog.sql.expressions import Expression
@@ -25,11 +26,23 @@ def partition_values_of(path: str, fields: list[str], hive_style: bool) -> tuple
     if not fields:
         return ()
     segments = [segment for segment in path.split("/") if segment] if path else []
-    if hive_style or all("=" in segment for segment in segments):
+    if hive_style or (segments and all("=" in segment for segment in segments)):
         found = dict(segment.split("=", 1) for segment in segments if "=" in segment)
         lowered = {k.lower(): v for k, v in found.items()}
         return tuple((field, lowered.get(field.lower())) for field in fields)
-    return tuple((field, segments[index] if index < len(segments) else None) for index, field in enumerate(fields))
+    if len(segments) == len(fields):
+        return tuple(zip(fields, segments))
+    if len(fields) == 1:  # one field whose value has slashes, e.g. a date written as 2024/01/01
+        return ((fields[0], path),)
+    return tuple((field, None) for field in fields)  # a layout we cannot map: values unknown
+
+
+def _prunable(values: tuple[tuple[str, str | None], ...], types: dict[str, Any]) -> bool:
+    """Whether the path's values can be judged: all present and readable in their column types (a key
+    generator's formatted values may not be), else the slice is kept."""
+    from planner.partition_values import typed_value
+
+    return all(v is not None and typed_value(v, types.get(k.lower())) is not None for k, v in values)
 
 
 def plan_hudi(ctx: PlanningContext, where: Expression | None) -> FormatPlan:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
 
 from hms_catalog.sql.expressions import And, ColumnRef, Comparison, Expression, InList, IsNull, Literal, Not, Or
 
@@ -18,7 +20,12 @@ __all__ = ["to_iceberg_filter"]
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
 
-def _value(value: object, zoned: bool) -> object:
+def _value(value: object, field: Any) -> object:
+    from pyiceberg.types import IntegerType, LongType, TimestamptzType
+
+    if isinstance(value, Decimal) and isinstance(field.field_type, (IntegerType, LongType)):
+        return int(value)
+    zoned = isinstance(field.field_type, TimestamptzType)
     if isinstance(value, datetime.datetime):
         if zoned and value.tzinfo is None:
             value = value.replace(tzinfo=datetime.timezone.utc)
@@ -28,51 +35,71 @@ def _value(value: object, zoned: bool) -> object:
     return value
 
 
-def _convert(node: Expression, names: Mapping[str, bool]):  # type: ignore[no-untyped-def]
+def _convert(node: Expression, columns: Mapping[str, Any]):  # type: ignore[no-untyped-def]
+    """(pyiceberg expression or None, exact): None keeps every row; an inexact part is a superset and
+    must never be negated, since NOT of a superset would drop rows."""
     from pyiceberg import expressions as ice
 
     if isinstance(node, And):
-        left, right = _convert(node.left, names), _convert(node.right, names)
+        (left, left_exact), (right, right_exact) = _convert(node.left, columns), _convert(node.right, columns)
         if left is None or right is None:
-            return left if right is None else right
-        return ice.And(left, right)
+            return (left if right is None else right), False
+        return ice.And(left, right), left_exact and right_exact
     if isinstance(node, Or):
-        left, right = _convert(node.left, names), _convert(node.right, names)
-        return None if left is None or right is None else ice.Or(left, right)
+        (left, left_exact), (right, right_exact) = _convert(node.left, columns), _convert(node.right, columns)
+        if left is None or right is None:
+            return None, False
+        return ice.Or(left, right), left_exact and right_exact
     if isinstance(node, Not):
-        inner = _convert(node.operand, names)
-        return None if inner is None else ice.Not(inner)
-    if isinstance(node, IsNull) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in names:
-        column = node.operand.name.lower()
-        return ice.NotNull(column) if node.negated else ice.IsNull(column)
-    if isinstance(node, InList) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in names:
-        if all(isinstance(v, Literal) and v.value is not None for v in node.values):
-            column = node.operand.name.lower()
-            values = [_value(v.value, names[column]) for v in node.values]  # type: ignore[union-attr]
-            return ice.NotIn(column, values) if node.negated else ice.In(column, values)
-        return None
+        inner, exact = _convert(node.operand, columns)
+        return (ice.Not(inner), True) if inner is not None and exact else (None, False)
+    if isinstance(node, IsNull) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in columns:
+        name = columns[node.operand.name.lower()].name
+        return (ice.NotNull(name) if node.negated else ice.IsNull(name)), True
+    if isinstance(node, InList) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in columns:
+        field = columns[node.operand.name.lower()]
+        if all(isinstance(v, Literal) and _usable(v.value, field) for v in node.values):
+            values = [_value(v.value, field) for v in node.values]  # type: ignore[union-attr]
+            return (ice.NotIn(field.name, values) if node.negated else ice.In(field.name, values)), True
+        return None, False
     if isinstance(node, Comparison):
         op, column, value = node.op, None, None
         if isinstance(node.left, ColumnRef) and isinstance(node.right, Literal):
             column, value = node.left.name.lower(), node.right.value
         elif isinstance(node.right, ColumnRef) and isinstance(node.left, Literal):
             column, value, op = node.right.name.lower(), node.left.value, _FLIP[node.op]
-        if column is None or column not in names or value is None or isinstance(value, bool) and op not in ("=", "<>"):
-            return None
+        if column is None or column not in columns or not _usable(value, columns[column]):
+            return None, False
+        if isinstance(value, bool) and op not in ("=", "<>"):
+            return None, False
+        field = columns[column]
         makers = {"=": ice.EqualTo, "<>": ice.NotEqualTo, "<": ice.LessThan, "<=": ice.LessThanOrEqual,
                   ">": ice.GreaterThan, ">=": ice.GreaterThanOrEqual}
-        return makers[op](column, _value(value, names[column]))
-    return None
+        return makers[op](field.name, _value(value, field)), True
+    return None, False
+
+
+def _usable(value: object, field: Any) -> bool:
+    """Whether pyiceberg would bind ``value`` to the field's type without changing it (it rounds a
+    decimal literal against an integer column, which would drop rows)."""
+    from pyiceberg.types import DecimalType, DoubleType, FloatType, IntegerType, LongType
+
+    if value is None:
+        return False
+    kind = field.field_type
+    if isinstance(value, Decimal) and isinstance(kind, (IntegerType, LongType)):
+        return value == value.to_integral_value()
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return isinstance(kind, (IntegerType, LongType, DecimalType, FloatType, DoubleType))
+    return True
 
 
 def to_iceberg_filter(where: Expression | None, schema):  # type: ignore[no-untyped-def]
     """A pyiceberg BooleanExpression selecting a superset of the rows ``where`` selects, for ``schema``
     (a pyiceberg Schema: its top-level columns can be filtered)."""
     from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.types import TimestamptzType
 
     if where is None:
         return AlwaysTrue()
-    zoned = {f.name.lower(): isinstance(f.field_type, TimestamptzType) for f in schema.fields}
-    converted = _convert(where, zoned)
+    converted, _ = _convert(where, {f.name.lower(): f for f in schema.fields})
     return AlwaysTrue() if converted is None else converted

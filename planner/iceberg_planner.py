@@ -40,7 +40,7 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     started = time.perf_counter()
     try:
         static = StaticTable.from_metadata(normalize_location(location), properties=ctx.io_properties)
-        tasks = list(static.scan(row_filter=to_iceberg_filter(where, static.schema())).plan_files())
+        tasks = list(static.scan(row_filter=to_iceberg_filter(where, static.schema()), case_sensitive=False).plan_files())
     except (OSError, ValueError) as error:
         raise PlanningError(f"cannot plan Iceberg table {table.dbName}.{table.tableName}: {error}") from error
     listing_seconds = time.perf_counter() - started

@@ -8,6 +8,7 @@ an ``int`` one as a number), as Spark and Hive do.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from urllib.parse import unquote
@@ -58,6 +59,8 @@ def make_partition_name(keys: Sequence[str], values: Sequence[str | None]) -> st
 
 
 _INTEGERS = (TinyIntType, SmallIntType, IntType, BigIntType)
+_INTEGER_BITS = {TinyIntType: 8, SmallIntType: 16, IntType: 32, BigIntType: 64}
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
 _STRINGS = (StringType, CharType, VarcharType)
 
 
@@ -71,7 +74,11 @@ def typed_value(text: str | None, kind: DataType | None) -> object:
         return None
     try:
         if isinstance(kind, _INTEGERS):
-            return int(text)
+            if not _INTEGER_TEXT.fullmatch(text.strip()):
+                return None
+            value = int(text)
+            bits = _INTEGER_BITS[type(kind)]
+            return value if -(1 << (bits - 1)) <= value < (1 << (bits - 1)) else None  # Hive: out of range is NULL
         if isinstance(kind, DecimalType):
             return Decimal(text)
         if isinstance(kind, (FloatType, DoubleType)):

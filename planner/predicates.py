@@ -8,8 +8,10 @@ so a partition whose predicate is FALSE or NULL for every row holds no row to re
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from hms_catalog.sql.expressions import (
     And,
@@ -33,6 +35,7 @@ TRUE: Outcomes = frozenset({True})
 FALSE: Outcomes = frozenset({False})
 NULL: Outcomes = frozenset({None})
 ANY: Outcomes = frozenset({True, False, None})
+_REGEX_CHARS = frozenset(".*+?()[]{}|^$\\")
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
 
@@ -52,9 +55,27 @@ def _or(a: bool | None, b: bool | None) -> bool | None:
     return False
 
 
+class _Incomparable(Exception):
+    """The two values are of different type families (a string against a number, a date against a time)."""
+
+
+def _family(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float, Decimal)):
+        return "number"
+    if isinstance(value, datetime.datetime):
+        return "timestamp"
+    if isinstance(value, datetime.date):
+        return "date"
+    return type(value).__name__
+
+
 def _compare(op: str, left: object, right: object) -> bool | None:
     if left is None or right is None:
         return None
+    if _family(left) != _family(right):
+        raise _Incomparable
     try:
         if op == "=":
             return bool(left == right)
@@ -68,7 +89,7 @@ def _compare(op: str, left: object, right: object) -> bool | None:
             return bool(left > right)  # type: ignore[operator]
         return bool(left >= right)  # type: ignore[operator]
     except TypeError:
-        return None
+        raise _Incomparable from None
 
 
 @dataclass(frozen=True)
@@ -106,14 +127,17 @@ class PartitionPredicate:
         if isinstance(node, IsNull):
             value = operands[0]
             return frozenset({(value is not None) if node.negated else (value is None)})
-        if isinstance(node, Comparison):
-            return frozenset({_compare(node.op, operands[0], operands[1])})
-        if isinstance(node, InList):
-            value, *candidates = operands
-            found: bool | None = False
-            for candidate in candidates:
-                found = _or(found, _compare("=", value, candidate))
-            return frozenset({None if found is None else (not found if node.negated else found)})
+        try:
+            if isinstance(node, Comparison):
+                return frozenset({_compare(node.op, operands[0], operands[1])})
+            if isinstance(node, InList):
+                value, *candidates = operands
+                found: bool | None = False
+                for candidate in candidates:
+                    found = _or(found, _compare("=", value, candidate))
+                return frozenset({None if found is None else (not found if node.negated else found)})
+        except _Incomparable:
+            return ANY  # Spark would cast one side; we do not guess how, so this part cannot prune
         return ANY
 
     def _operands(self, node: Expression, values: Mapping[str, object]) -> list[object] | None:
@@ -148,7 +172,9 @@ class PartitionPredicate:
         pinned: dict[str, str] = {}
         for part in conjuncts(self.expression):
             pair = _column_literal(part)
-            if pair and pair[0] == "=" and is_string_type(self.partition_types.get(pair[1])) and isinstance(pair[2], str):
+            if (pair and pair[0] == "=" and is_string_type(self.partition_types.get(pair[1])) and isinstance(pair[2], str)
+                    and not _REGEX_CHARS.intersection(pair[2])):
+                # the metastore matches partial specs as regular expressions: plain values only
                 pinned.setdefault(pair[1], pair[2])
         return pinned
 
@@ -169,7 +195,8 @@ class PartitionPredicate:
         pair = _column_literal(node)
         if pair is not None:
             op, column, value = pair
-            if is_string_type(self.partition_types.get(column)) and isinstance(value, str) and '"' not in value:
+            # Only equality: ordering comparisons run in the metastore's database, under its collation.
+            if op == "=" and is_string_type(self.partition_types.get(column)) and isinstance(value, str) and '"' not in value:
                 return f'{column} {op} "{value}"'
             return None
         if isinstance(node, InList) and not node.negated and isinstance(node.operand, ColumnRef):
@@ -182,7 +209,12 @@ class PartitionPredicate:
 
 
 def _coerce(value: object, kind: DataType | None) -> object:
+    """The literal in the column's type, as Spark casts a literal to its column: but a number, date or
+    boolean against a string column is left as it is (Spark compares those as numbers, not text), so
+    the comparison is incomparable and cannot prune."""
     if value is None or isinstance(value, bool) or kind is None:
+        return value
+    if is_string_type(kind) and not isinstance(value, str):
         return value
     converted = typed_value(str(value), kind)
     return value if converted is None else converted

@@ -66,6 +66,7 @@ class TextFormat:
     null_format: str = "\\N"
     quote_char: str | None = None
     all_columns_string: bool = False
+    header_lines: int = 0  # lines skipped at the start of each file (skip.header.line.count, csv header)
 
 
 @dataclass(frozen=True)
@@ -106,11 +107,19 @@ def _delimiter(params: dict[str, str], keys: tuple[str, ...], default: str) -> s
     return default
 
 
+def _header_lines(params: dict[str, str]) -> int:
+    try:
+        return max(0, int(params.get("skip.header.line.count", "0")))
+    except ValueError:
+        return 0
+
+
 def _text_format(serde: str, params: dict[str, str]) -> TextFormat:
     if serde == _OPEN_CSV:
         return TextFormat(
             field_delimiter=params.get("separatorChar", ","), quote_char=params.get("quoteChar", '"'),
             escape_char=params.get("escapeChar", "\\"), null_format="", all_columns_string=True,
+            header_lines=_header_lines(params),
         )
     escape = params.get("escape.delim")
     return TextFormat(
@@ -120,6 +129,7 @@ def _text_format(serde: str, params: dict[str, str]) -> TextFormat:
         line_delimiter=_delimiter(params, ("line.delim",), "\n"),
         escape_char=_delimiter(params, ("escape.delim",), "\\") if escape else None,
         null_format=params.get("serialization.null.format", "\\N"),
+        header_lines=_header_lines(params),
     )
 
 
@@ -163,7 +173,10 @@ def detect(table: ttypes.Table) -> Detection:
         if file_format is None:
             return Detection(TableFormat.UNKNOWN, f"Spark data source provider '{provider}' is not supported",
                              spark_provider=provider, **common)
-        text_format = TextFormat(field_delimiter=serde_params.get("sep", serde_params.get("delimiter", ",")))
+        text_format = TextFormat(
+            field_delimiter=serde_params.get("sep", serde_params.get("delimiter", ",")),
+            header_lines=1 if serde_params.get("header", "false").lower() == "true" else 0,
+        )
         return Detection(TableFormat.HIVE, f"Spark data source table (provider {provider})", file_format=file_format,
                          spark_provider=provider, text=text_format if file_format == "csv" else None,
                          transactional=transactional, **common)

@@ -17,8 +17,13 @@ from planner.readers.text import read_text_split
 __all__ = ["read_split", "FileChangedError"]
 
 
-def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, text: TextFormat | None = None) -> Iterator[pa.RecordBatch]:
-    """The rows of ``split`` (those that belong to its byte range) as batches of exactly ``target``."""
+def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, text: TextFormat | None = None,
+               table_columns: Sequence[Column] | None = None) -> Iterator[pa.RecordBatch]:
+    """The rows of ``split`` (those that belong to its byte range) as batches of exactly ``target``.
+
+    ``columns`` are the wanted ones; ``table_columns`` all of the table's, in table order: text lines and
+    old positional ORC files place values by position among those, not among the wanted ones.
+    """
     if split.delete_files:
         raise UnsupportedTableError(
             f"{split.path} has {len(split.delete_files)} Iceberg delete file(s); reading deletes is not supported yet"
@@ -30,7 +35,7 @@ def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, te
     if split.file_format == "parquet":
         return read_parquet_split(split, columns, target)
     if split.file_format == "orc":
-        return read_orc_split(split, columns, target)
+        return read_orc_split(split, columns, target, table_columns)
     if split.file_format in ("text", "csv", "json"):
-        return read_text_split(split, columns, target, text, split.file_format)
+        return read_text_split(split, columns, target, text, split.file_format, table_columns)
     raise UnsupportedTableError(f"cannot read {split.file_format} files ({split.path})")

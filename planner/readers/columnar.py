@@ -53,7 +53,8 @@ def _by_field_id(schema: pa.Schema, wanted: Sequence[Column]) -> dict[str, str] 
 def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schema, batch_rows: int = 262144) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
     with open_split_file(split) as handle:
-        parquet = pq.ParquetFile(handle)
+        # INT96 (Spark's default for timestamps) read as nanoseconds overflows past 2262: read microseconds.
+        parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
         groups = parquet_row_groups(parquet.metadata, split.start, split.length)
         if not groups:
             return
@@ -66,6 +67,10 @@ def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schem
             for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups,
                                               columns=_file_columns(parquet.schema_arrow.names, columns)):
                 yield shape_batch(batch, columns, target, partition_values)
+            return
+        if not renames:  # only columns added after this file was written: all NULL, the rows still count
+            for group in groups:
+                yield shape_batch(_rows_only(parquet.metadata.row_group(group).num_rows), columns, target, partition_values)
             return
         current = list(renames)
         for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups, columns=list(dict.fromkeys(renames.values()))):
@@ -88,7 +93,8 @@ def orc_stripes(tail: bytes) -> list[tuple[int, int]]:
     return stripes
 
 
-def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema,
+                   table_columns: Sequence[Column] | None = None) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
     with open_split_file(split) as handle:
         reader = orc.ORCFile(handle)
@@ -102,10 +108,12 @@ def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema) -
         names = reader.schema.names
         positional = all(name.startswith("_col") for name in names)  # files written by old Hive: match by position
         data = [c for c in columns if not c.partition]
+        table_data = [c for c in (table_columns if table_columns is not None else columns) if not c.partition]
         for index in stripes:
             if positional:
                 stripe = reader.read_stripe(index)
-                renamed = pa.RecordBatch.from_arrays(stripe.columns, names=[c.name for c in data][: stripe.num_columns])
+                count = min(stripe.num_columns, len(table_data))  # the file's columns are the table's, in order
+                renamed = pa.RecordBatch.from_arrays(stripe.columns[:count], names=[c.name for c in table_data[:count]])
                 yield shape_batch(renamed, columns, target, partition_values)
             else:
                 yield shape_batch(reader.read_stripe(index, columns=_file_columns(names, data)), columns, target, partition_values)

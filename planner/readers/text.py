@@ -16,12 +16,14 @@ import csv
 import datetime
 import gzip
 import io
+import itertools
 import json
 from collections.abc import Iterator, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 
 import pyarrow as pa
 
+from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column
 from hms_catalog.types import (
@@ -45,14 +47,16 @@ from planner.readers._common import open_split_file, shape_batch
 __all__ = ["read_text_split", "split_lines", "parse_value"]
 
 _CHUNK = 1 << 20
-_COMPRESSED = (".gz", ".gzip")
+_CODECS = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".deflate": "zlib", ".zst": "zstd", ".zstd": "zstd",
+           ".xz": "xz"}
 
 
 def split_lines(data: io.RawIOBase | io.BufferedIOBase, start: int, end: int) -> Iterator[bytes]:
     """The lines (without their end) that belong to the split ``[start, end)`` of a seekable stream."""
     data.seek(start)
     buffer = b""
-    position = start  # file offset of buffer[0]
+    cursor = 0  # index in buffer of the next unread byte
+    position = start  # file offset of buffer[cursor]
     if start != 0:
         while True:  # discard through the first newline at or after start
             chunk = data.read(_CHUNK)
@@ -65,38 +69,57 @@ def split_lines(data: io.RawIOBase | io.BufferedIOBase, start: int, end: int) ->
                 break
             position += len(chunk)
     while position <= end:
-        newline = buffer.find(b"\n")
+        newline = buffer.find(b"\n", cursor)
         while newline < 0:
             chunk = data.read(_CHUNK)
             if not chunk:
-                if buffer:
-                    yield buffer.rstrip(b"\r")
+                if cursor < len(buffer):
+                    yield buffer[cursor:].rstrip(b"\r")
                 return
-            buffer += chunk
+            buffer = buffer[cursor:] + chunk  # compact only when refilling: linear in the file size
+            cursor = 0
             newline = buffer.find(b"\n")
-        yield buffer[:newline].rstrip(b"\r")
-        buffer = buffer[newline + 1 :]
-        position += newline + 1
+        yield buffer[cursor:newline].rstrip(b"\r")
+        position += newline + 1 - cursor
+        cursor = newline + 1
 
 
 def _split_escaped(text: str, separator: str, escape: str | None) -> list[str]:
+    """Split on ``separator`` except where escaped; escapes stay in the parts (removed at the leaves)."""
     if not escape or escape not in text:
         return text.split(separator)
-    parts, current, index = [], [], 0
+    parts, begin, index = [], 0, 0
     while index < len(text):
         char = text[index]
-        if char == escape and index + 1 < len(text):
-            current.append(text[index + 1])
+        if char == escape:
             index += 2
             continue
         if char == separator:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
+            parts.append(text[begin:index])
+            begin = index + 1
         index += 1
-    parts.append("".join(current))
+    parts.append(text[begin:])
     return parts
+
+
+_ESCAPED = {"n": "\n", "r": "\r"}
+
+
+def _unescape(text: str, escape: str | None) -> str:
+    """LazySimpleSerDe's unescaping of a leaf value: ``\\n`` and ``\\r`` are newline and CR, others literal."""
+    if not escape or escape not in text:
+        return text
+    out, index = [], 0
+    while index < len(text):
+        char = text[index]
+        if char == escape and index + 1 < len(text):
+            following = text[index + 1]
+            out.append(_ESCAPED.get(following, following))
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
 
 
 def parse_value(text: str | None, kind: DataType | None, separators: Sequence[str], level: int, fmt: TextFormat) -> object:
@@ -113,7 +136,8 @@ def parse_value(text: str | None, kind: DataType | None, separators: Sequence[st
             return []
         entries = []
         for entry in _split_escaped(text, separators[level], fmt.escape_char):
-            key, _, value = entry.partition(separators[level + 1])
+            pair = _split_escaped(entry, separators[level + 1], fmt.escape_char)
+            key, value = pair[0], separators[level + 1].join(pair[1:]) if len(pair) > 1 else None
             entries.append((parse_value(key, kind.key, separators, level + 2, fmt),
                             parse_value(value, kind.value, separators, level + 2, fmt)))
         return entries
@@ -121,13 +145,13 @@ def parse_value(text: str | None, kind: DataType | None, separators: Sequence[st
         parts = _split_escaped(text, separators[level], fmt.escape_char)
         return {field.name: parse_value(parts[i] if i < len(parts) else None, field.type, separators, level + 1, fmt)
                 for i, field in enumerate(kind.fields)}
-    return _primitive(text, kind)
+    return _primitive(_unescape(text, fmt.escape_char), kind)
 
 
 def _primitive(text: str, kind: DataType | None) -> object:
     if isinstance(kind, BinaryType):
-        try:
-            return base64.b64decode(text, validate=False)
+        try:  # Hive decodes base64 when the bytes are base64, and keeps them as they are otherwise
+            return base64.b64decode(text, validate=True)
         except ValueError:
             return text.encode()
     if isinstance(kind, (TimestampType, TimestampNtzType)):
@@ -137,12 +161,7 @@ def _primitive(text: str, kind: DataType | None) -> object:
             return None
         return value.replace(tzinfo=datetime.timezone.utc) if isinstance(kind, TimestampType) and value.tzinfo is None else value
     if isinstance(kind, DecimalType):
-        try:
-            value = Decimal(text.strip())
-        except InvalidOperation:
-            return None
-        quantized = value.quantize(Decimal(1).scaleb(-kind.scale))
-        return quantized if len(quantized.as_tuple().digits) <= kind.precision else None
+        return _decimal(text.strip(), kind)
     if isinstance(kind, (FloatType, DoubleType)):
         try:
             return float(text)
@@ -160,28 +179,48 @@ def _primitive(text: str, kind: DataType | None) -> object:
     return value
 
 
+_DECIMALS = Context(prec=80, rounding=ROUND_HALF_UP)
+
+
+def _decimal(text: str, kind: DecimalType) -> Decimal | None:
+    """Hive's rule: round half up to the scale; NULL when it does not fit the precision or is not finite."""
+    try:
+        value = _DECIMALS.create_decimal(text)
+    except (InvalidOperation, ValueError):
+        return None
+    if not value.is_finite():
+        return None
+    quantized = value.quantize(Decimal(1).scaleb(-kind.scale), context=_DECIMALS)
+    digits = len(quantized.as_tuple().digits)
+    return quantized if max(digits, kind.scale) <= kind.precision else None
+
+
 def _is_text(kind: DataType) -> bool:
     from planner.partition_values import is_string_type
 
     return is_string_type(kind)
 
 
-def _rows_lazy_simple(lines: Iterator[bytes], columns: Sequence[Column], fmt: TextFormat) -> Iterator[list[object]]:
+def _positions(columns: Sequence[Column], table_columns: Sequence[Column]) -> list[tuple[int, Column]]:
+    """Where each wanted data column sits in a line: its place among the table's data columns."""
+    index = {c.name.lower(): i for i, c in enumerate(c for c in table_columns if not c.partition)}
+    return [(index[c.name.lower()], c) for c in columns if not c.partition]
+
+
+def _rows_lazy_simple(lines: Iterator[bytes], positions: list[tuple[int, Column]], fmt: TextFormat) -> Iterator[list[object]]:
     separators = [fmt.field_delimiter, fmt.collection_delimiter, fmt.map_key_delimiter] + [chr(c) for c in range(4, 9)]
-    data = [c for c in columns if not c.partition]
     for raw in lines:
         fields = _split_escaped(raw.decode("utf-8", errors="replace"), fmt.field_delimiter, fmt.escape_char)
-        yield [parse_value(fields[i] if i < len(fields) else None, c.type, separators, 1, fmt) for i, c in enumerate(data)]
+        yield [parse_value(fields[i] if i < len(fields) else None, c.type, separators, 1, fmt) for i, c in positions]
 
 
-def _rows_csv(lines: Iterator[bytes], columns: Sequence[Column], fmt: TextFormat, *, typed: bool) -> Iterator[list[object]]:
-    data = [c for c in columns if not c.partition]
+def _rows_csv(lines: Iterator[bytes], positions: list[tuple[int, Column]], fmt: TextFormat, *, typed: bool) -> Iterator[list[object]]:
     for raw in lines:
         reader = csv.reader([raw.decode("utf-8", errors="replace")], delimiter=fmt.field_delimiter,
                             quotechar=fmt.quote_char or '"', escapechar=fmt.escape_char or None)
         fields = next(reader, [])
         row: list[object] = []
-        for index, column in enumerate(data):
+        for index, column in positions:
             text = fields[index] if index < len(fields) else None
             if not typed:
                 row.append(text)
@@ -190,33 +229,78 @@ def _rows_csv(lines: Iterator[bytes], columns: Sequence[Column], fmt: TextFormat
         yield row
 
 
+def _json_value(value: object, kind: DataType | None) -> object:
+    if value is None or isinstance(value, (dict, list)):
+        return value
+    if isinstance(kind, DecimalType):
+        return _decimal(str(value), kind)
+    if isinstance(value, str) and not (kind is None or _is_text(kind)):
+        return _primitive(value, kind)
+    return value
+
+
 def _rows_json(lines: Iterator[bytes], columns: Sequence[Column]) -> Iterator[list[object]]:
     data = [c for c in columns if not c.partition]
     for raw in lines:
         if not raw.strip():
             continue
         record = {str(k).lower(): v for k, v in json.loads(raw).items()}
-        yield [record.get(c.name.lower()) for c in data]
+        yield [_json_value(record.get(c.name.lower()), c.type) for c in data]
+
+
+def _decompressed(handle: pa.NativeFile, path: str) -> io.BufferedIOBase | None:
+    """The whole decompressed file for a compressed one (always a single split); None when not compressed."""
+    from planner.splitter import UNSPLITTABLE_SUFFIXES
+
+    lowered = path.lower()
+    suffix = next((s for s in UNSPLITTABLE_SUFFIXES if lowered.endswith(s)), None)
+    if suffix is None:
+        return None
+    codec = _CODECS.get(suffix)
+    raw = handle.read()
+    if codec == "gzip":
+        return io.BytesIO(gzip.decompress(raw))
+    if codec == "bz2":
+        import bz2
+
+        return io.BytesIO(bz2.decompress(raw))
+    if codec == "zlib":
+        import zlib
+
+        return io.BytesIO(zlib.decompress(raw))
+    if codec == "xz":
+        import lzma
+
+        return io.BytesIO(lzma.decompress(raw))
+    if codec == "zstd":
+        with pa.CompressedInputStream(pa.BufferReader(raw), "zstd") as stream:
+            return io.BytesIO(stream.read())
+    raise UnsupportedTableError(f"cannot read {path}: text compressed as {suffix} is not supported")
 
 
 def read_text_split(split: Split, columns: Sequence[Column], target: pa.Schema, fmt: TextFormat | None,
-                    file_format: str, batch_rows: int = 8192) -> Iterator[pa.RecordBatch]:
+                    file_format: str, table_columns: Sequence[Column] | None = None,
+                    batch_rows: int = 8192) -> Iterator[pa.RecordBatch]:
+    """Rows of a text split; ``table_columns`` (all data columns in table order) place fields in a line."""
     fmt = fmt or TextFormat()
+    positions = _positions(columns, table_columns if table_columns is not None else columns)
     partition_values = {k.lower(): v for k, v in split.partition_values}
     data_columns = [c for c in columns if not c.partition]
     data_target = pa.schema([field for c, field in zip(columns, target) if not c.partition])
     with open_split_file(split) as handle:
-        if split.path.lower().endswith(_COMPRESSED):
-            stream: io.BufferedIOBase = io.BytesIO(gzip.decompress(handle.read()))
-            lines = split_lines(stream, 0, 1 << 62)
+        whole = _decompressed(handle, split.path)
+        if whole is not None:
+            lines = split_lines(whole, 0, 1 << 62)
         else:
             lines = split_lines(handle, split.start, split.start + split.length)  # type: ignore[arg-type]
+        if fmt.header_lines and (whole is not None or split.start == 0):
+            lines = itertools.islice(lines, fmt.header_lines, None)
         if file_format == "json":
             rows = _rows_json(lines, columns)
         elif file_format == "csv":
-            rows = _rows_csv(lines, columns, fmt, typed=not fmt.all_columns_string)
+            rows = _rows_csv(lines, positions, fmt, typed=not fmt.all_columns_string)
         else:
-            rows = _rows_lazy_simple(lines, columns, fmt)
+            rows = _rows_lazy_simple(lines, positions, fmt)
         batch: list[list[object]] = []
         for row in rows:
             batch.append(row)

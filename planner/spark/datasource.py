@@ -108,7 +108,8 @@ class HmsReader(DataSourceReader):  # type: ignore[misc]
     def __init__(self, options: dict[str, str], table_schema: TableSchema, columns: Sequence[Column],
                  plan: SplitPlan | None, text: TextFormat | None) -> None:
         # Everything read() needs is set here: the reader is sent to the workers before partitions() runs.
-        self.options = options
+        # A plan given as an option is parsed already; its JSON is not carried to every task again.
+        self.options = {key: value for key, value in options.items() if key != "plan"}
         self.columns = list(columns)
         self.table_schema = table_schema
         self._plan = plan
@@ -141,7 +142,8 @@ class HmsReader(DataSourceReader):  # type: ignore[misc]
             return  # an empty plan: Spark still asks for one (placeholder) partition
 
         target = self.table_schema.arrow_schema([c.name for c in self.columns])
-        yield from read_split(partition.split, self.columns, target, text=self.text)
+        yield from read_split(partition.split, self.columns, target, text=self.text,
+                              table_columns=self.table_schema.data_columns)
 
 
 class HmsPushdownReader(HmsReader):

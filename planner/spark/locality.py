@@ -69,7 +69,8 @@ def locality_dataframe(spark: Any, plan: SplitPlan, columns: list[str] | None = 
         from planner.readers import read_split
 
         for payload in payloads:
-            for batch in read_split(Split.from_json(json.loads(payload)), selected, target, text=text):
+            for batch in read_split(Split.from_json(json.loads(payload)), selected, target, text=text,
+                                    table_columns=schema.data_columns):
                 kinds = [field.type for field in batch.schema]
                 for row in batch.to_pylist():
                     yield tuple(_python(value, kind) for value, kind in zip(row.values(), kinds))

@@ -69,8 +69,17 @@ class CatalogSql:
             raise SqlSyntaxError(str(detail.get("description", error)), line=int(detail.get("line", 1)),
                                  column=int(detail.get("col", 1)), token=str(detail.get("highlight", ""))) from None
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        mentioned = {column.name.lower() for column in tree.find_all(exp.Column) if not isinstance(column.this, exp.Star)}
+        mentioned: set[str] = set()
+        for column in tree.find_all(exp.Column):
+            if not isinstance(column.this, exp.Star):
+                mentioned.add(column.name.lower())
+            # ``s.f`` may be field f of struct column s: keep every qualifier too (a superset is safe)
+            mentioned.update(part.lower() for part in (column.table, column.db, column.catalog) if part)
         wants_all = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
+        # NATURAL and USING joins match on columns the query never names: read everything then
+        wants_all = wants_all or any(join.args.get("using") or join.args.get("method") == "NATURAL"
+                                     or "NATURAL" in str(join.args.get("kind") or "").upper()
+                                     for join in tree.find_all(exp.Join))
         views: dict[str, tuple[ExternalTable, list[str] | None]] = {}
         for node in list(tree.find_all(exp.Table)):
             table = self._resolve(node, ctes)
@@ -85,8 +94,13 @@ class CatalogSql:
             elif previous is not None:
                 columns = None
             views[view] = (table, columns)
-            alias = node.alias or node.name
-            node.replace(exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias))))
+            # Change only the name: TABLESAMPLE, PIVOT, time travel and the alias stay as written; without
+            # an alias the table's own name becomes one, so qualified columns keep resolving.
+            if not node.alias:
+                node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+            node.set("catalog", None)
+            node.set("db", None)
+            node.set("this", exp.to_identifier(view))
         return tree.sql(dialect="spark"), views
 
     def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:

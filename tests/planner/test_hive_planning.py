@@ -97,9 +97,11 @@ def test_other_filters_go_through_get_partitions_by_filter(spark_tables: str, se
     catalog = session.manager.catalog("hive")
     table = catalog.table(spark_tables, "sales")
     table.metadata
-    plan = plan_table(catalog, table, "dt > '2024-01-02'")
+    plan = plan_table(catalog, table, "dt IN ('2024-01-01', '2024-01-03')")
     assert plan.summary.metastore_calls == {"get_partitions_by_filter": 1}
     assert any("filter" in note for note in plan.summary.notes)
+    ordered = plan_table(catalog, table, "dt > '2024-01-02'")  # ordering is not pushed: collations differ
+    assert "get_partitions_by_filter" not in ordered.summary.metastore_calls
 
 
 def test_non_string_keys_fall_back_to_names_and_local_evaluation(spark_tables: str, session: Session) -> None:
@@ -246,3 +248,51 @@ def test_show_and_explain_splits(spark_tables: str, session: Session) -> None:
     explained = dict(session.run_one(f"EXPLAIN SPLITS FROM hive.{spark_tables}.sales WHERE dt = '2024-01-01'").rows)
     assert explained["format"] == "HIVE" and explained["partitions_scanned"] == 3
     assert explained["predicate"] == "dt = '2024-01-01'" and explained["splits"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("where", "kinds", "values", "kept"),
+    [
+        ("p = 1", {"p": "string"}, {"p": "01"}, True),  # Spark compares as numbers: never prune on text
+        ("p > 9", {"p": "string"}, {"p": "10"}, True),
+        ("p = 'x'", {"p": "string"}, {"p": "y"}, False),
+        ("n = '10'", {"n": "int"}, {"n": "10"}, True),
+        ("n = '10'", {"n": "int"}, {"n": "11"}, False),
+        ("d < TIMESTAMP '2024-01-01 12:00:00'", {"d": "date"}, {"d": "2024-01-01"}, True),
+        ("n = 1 OR x = 2", {"n": "int"}, {"n": "5"}, True),  # x is a data column: could match
+        ("NOT (n = 1 AND x = 2)", {"n": "int"}, {"n": "1"}, True),
+        ("n IS NULL", {"n": "int"}, {"n": None}, True),
+        ("n IS NULL", {"n": "int"}, {"n": "3"}, False),
+    ],
+)
+def test_pruning_never_drops_a_partition_that_could_match(where: str, kinds: dict[str, str], values: dict[str, str | None],
+                                                          kept: bool) -> None:
+    from hms_catalog.sql import parse_expression
+    from hms_catalog.types import parse_hive_type
+    from planner.predicates import bind
+
+    predicate = bind(parse_expression(where), {k: parse_hive_type(v) for k, v in kinds.items()})
+    assert predicate is not None and predicate.may_match(values) is kept
+
+
+def test_iceberg_filters_are_supersets() -> None:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    from hms_catalog.sql import parse_expression
+    from planner.iceberg_filters import to_iceberg_filter
+
+    schema = Schema(NestedField(1, "a", LongType()), NestedField(2, "userId", LongType()))
+    assert str(to_iceberg_filter(parse_expression("NOT (a = 1 AND a = b)"), schema)) == "AlwaysTrue()"
+    assert str(to_iceberg_filter(parse_expression("a > 1.5"), schema)) == "AlwaysTrue()"  # would be rounded to 2
+    assert "userId" in str(to_iceberg_filter(parse_expression("userid = 3"), schema))
+    assert "Not" in str(to_iceberg_filter(parse_expression("NOT (a = 1)"), schema))
+
+
+def test_hudi_partition_paths() -> None:
+    from planner.hudi_planner import partition_values_of
+
+    assert partition_values_of("city=sf/day=1", ["city", "day"], True) == (("city", "sf"), ("day", "1"))
+    assert partition_values_of("sf/1", ["city", "day"], False) == (("city", "sf"), ("day", "1"))
+    assert partition_values_of("2024/01/01", ["dt"], False) == (("dt", "2024/01/01"),)
+    assert partition_values_of("a/b/c", ["x", "y"], False) == (("x", None), ("y", None))

@@ -75,6 +75,12 @@ def tables(spark: Any) -> Iterator[str]:
     spark.sql(f"CREATE TABLE {DB}.parquet_source (id BIGINT, v STRING, p INT) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {DB}.parquet_source VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, NULL)")
     spark.sql(f"CREATE TABLE {DB}.open_csv (id INT, s STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' STORED AS TEXTFILE")
+    spark.sql(f"CREATE TABLE {DB}.escaped (a STRING, tags ARRAY<STRING>, n INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' "
+              "ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.escaped VALUES ('x|y', array('p,q', 'r'), 1), (NULL, NULL, NULL), ('N', array('\\\\N'), 2), "
+              "('tab\\tnew\\nline', array(), 3)")
+    spark.sql(f"CREATE TABLE {DB}.far_future (id INT, ts TIMESTAMP) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {DB}.far_future VALUES (1, TIMESTAMP'9999-12-31 23:59:59.999999'), (2, TIMESTAMP'2262-04-12 00:00:00')")
     yield DB
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
@@ -96,7 +102,8 @@ def read(spark: Any, home: Path, table: str, **options: str) -> Any:
     return reader.load(f"hive.{DB}.{table}")
 
 
-@pytest.mark.parametrize("table", ["parquet_all", "orc_all", "text_all", "lines", "csv_source", "parquet_source", "open_csv"])
+@pytest.mark.parametrize("table", ["parquet_all", "orc_all", "text_all", "lines", "csv_source", "parquet_source", "open_csv",
+                                   "escaped", "far_future"])
 def test_same_rows_as_sparks_own_reader(spark: Any, tables: str, home: Path, table: str) -> None:
     ours = read(spark, home, table)
     theirs = spark.table(f"{DB}.{table}")

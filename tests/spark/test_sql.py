@@ -32,6 +32,10 @@ QUERIES = [
     "SELECT part, count(*) AS n, max(dec) AS top FROM {p}parquet_all GROUP BY part",
     "WITH small AS (SELECT n FROM {p}lines WHERE n < 5) SELECT sum(n) AS total FROM small",
     "SELECT * FROM {p}text_all",
+    "SELECT word FROM {p}lines WHERE n < 5",  # a text table read with only some of its columns
+    "SELECT st.a, st.nested.x FROM {p}parquet_all",  # struct fields: the struct column is read
+    "SELECT a.n, b.word FROM {p}lines a JOIN {p}lines b USING (n) WHERE a.n < 3",
+    "SELECT count(*) AS n FROM {p}lines a NATURAL JOIN {p}lines b",
 ]
 
 
@@ -67,3 +71,8 @@ def test_select_in_the_cli_prints_json_rows(tables: str, home: Path) -> None:  #
     answer = json.loads(run.stdout.strip().splitlines()[-1])
     assert answer["columns"] == ["i", "dec", "ts", "arr"]
     assert answer["rows"] == [[3, "12.34", "2024-01-01T10:11:12.123456", [1, None, 3]]]
+
+
+def test_the_rewrite_keeps_everything_but_the_name(catalogs: Any) -> None:
+    rewritten, _ = catalogs.rewrite(f"SELECT * FROM hive.{DB}.lines TABLESAMPLE (50 PERCENT) WHERE n < 3")
+    assert "TABLESAMPLE" in rewritten.upper() and "hive." not in rewritten
