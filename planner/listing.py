@@ -41,10 +41,14 @@ class FileEntry(NamedTuple):
 
 
 class BlockLocator:
-    """Finds block locations for files; the default knows only the filesystem's block size."""
+    """Finds block locations for files. ``locate_all`` is asked once per listed location, so a locator
+    that talks to a remote service (the HDFS namenode through the JVM) makes one call per listing."""
 
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
         raise NotImplementedError
+
+    def locate_all(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
+        return [self.locate(path, size, block_size) for path, size in files]
 
 
 class LocalBlockLocator(BlockLocator):
@@ -131,10 +135,14 @@ def list_locations(
         listed = _list_one(location, recursive)
         if listed is None:
             return location, None
-        entries = [
-            FileEntry(path, size, mtime, caches.file_blocks.get((path, size, mtime), lambda p=path, s=size: locator.locate(p, s, block_size)))
-            for path, size, mtime in listed
-        ]
+        known = {(path, size, mtime): caches.file_blocks.peek((path, size, mtime)) for path, size, mtime in listed}
+        unknown = [key for key, blocks in known.items() if blocks is None]
+        epoch = caches.file_blocks.epoch
+        if unknown:  # one locator call for the whole listing, never one per file
+            for key, blocks in zip(unknown, locator.locate_all([(path, size) for path, size, _ in unknown], block_size)):
+                known[key] = blocks
+                caches.file_blocks.put(key, blocks, epoch=epoch)
+        entries = [FileEntry(path, size, mtime, known[(path, size, mtime)]) for path, size, mtime in listed]
         caches.files.put(key, tuple(entries))
         return location, entries
 
