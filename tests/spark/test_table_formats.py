@@ -12,7 +12,9 @@ import pyarrow as pa
 import pytest
 
 from hms_catalog import open_session
+from tests.formats.test_hudi_tables import FIXTURES
 from tests.planner.test_iceberg_hudi_planning import trips  # noqa: F401 - the Hudi table fixture
+from tests.support.hudi_tables import hive_sync_table
 from tests.spark.test_datasource import canonical
 
 
@@ -76,3 +78,30 @@ def test_hudi_copy_on_write_reads_equal_hudi_rs(spark: Any, trips: str, home: Pa
     ours = spark.read.format("hms").option("home", str(home)).load(f"hive.{trips}.trips")
     theirs = theirs.select(ours.columns)
     assert frame_rows(ours) == arrow_rows(theirs)
+
+
+MOR_FIXTURES = sorted(FIXTURES.glob("*mor*.zip")) if FIXTURES.is_dir() else []
+
+
+@pytest.mark.parametrize("archive", MOR_FIXTURES, ids=lambda p: p.stem)
+def test_merge_on_read_read_optimized_equals_hudi_rs(spark: Any, archive: Path, admin: Any, unique_name: str, home: Path,
+                                                      tmp_path: Path) -> None:
+    import zipfile
+
+    import hudi
+
+    with zipfile.ZipFile(archive) as bundle:
+        bundle.extractall(tmp_path)
+    root = next(p.parent.parent for p in tmp_path.rglob(".hoodie/hoodie.properties")
+                if "__MACOSX" not in p.parts and ".hoodie" not in p.parent.parent.parts)
+    builder = hudi.HudiTableBuilder.from_base_uri(str(root))
+    theirs_table = builder.with_hudi_option(str(hudi.HudiReadConfig.USE_READ_OPTIMIZED_MODE.value), "true").build()
+    partition_names = [f.name for f in theirs_table.get_partition_schema()]
+    admin.create_database(unique_name)
+    admin.pool.call("create_table", hive_sync_table(unique_name, "t_ro", root, [],
+                                                    partition_keys=[(n, "string") for n in partition_names]))
+    ours = spark.read.format("hms").option("home", str(home)).load(f"hive.{unique_name}.t_ro")
+    data_columns = [c for c in ours.columns if c not in partition_names]
+    theirs = pa.Table.from_batches(theirs_table.read(), schema=theirs_table.get_schema_with_meta_fields()).select(data_columns)
+    # Spark turns both sides into rows the same way (structs in field order, maps as dicts).
+    assert frame_rows(ours.select(*data_columns)) == frame_rows(spark.createDataFrame(theirs))
