@@ -296,3 +296,12 @@ def test_hudi_partition_paths() -> None:
     assert partition_values_of("sf/1", ["city", "day"], False) == (("city", "sf"), ("day", "1"))
     assert partition_values_of("2024/01/01", ["dt"], False) == (("dt", "2024/01/01"),)
     assert partition_values_of("a/b/c", ["x", "y"], False) == (("x", None), ("y", None))
+
+
+def test_hudi_slices_whose_path_values_do_not_parse_are_kept() -> None:
+    from hms_catalog.types import BigIntType, StringType
+    from planner.hudi_planner import _prunable
+
+    assert _prunable((("city", "sf"),), {"city": StringType()})
+    assert not _prunable((("ts", "2024/01/01"),), {"ts": BigIntType()})  # a key generator's formatted value
+    assert not _prunable((("x", None),), {"x": StringType()})
