@@ -89,7 +89,7 @@ def refresh_database(session: Session, statement: ast.RefreshDatabase) -> Result
 @register(ast.RefreshTable)
 def refresh_table(session: Session, statement: ast.RefreshTable) -> Result:
     table = session.table(statement.table)
-    session.catalog(table.catalog).database(table.database).refresh_table(table.name)
+    table.refresh()
     return Result.done(f"table '{table.full_name}' refreshed")
 
 

@@ -71,10 +71,7 @@ class ExternalCatalog:
         """Forget every name list and everything cached of every database and table."""
         self.caches.invalidate_all()
         with self._lock:
-            databases = list(self._databases.values())
-            self._databases.clear()
-        for database in databases:
-            database.refresh()
+            self._databases.clear()  # the handles hold only their database's definition: new ones start cold
 
     def refresh_database(self, name: str) -> None:
         self.database(name).refresh()
