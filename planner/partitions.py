@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hmsclient.genthrift.hive_metastore import ttypes
 
 from hms_catalog.cache import CatalogCaches
+from hms_catalog.client.batches import in_batches
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.errors import MetastoreError, PlanningError
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
@@ -97,17 +97,9 @@ def _fetch(client: MetastoreClient, caches: CatalogCaches, database: str, table:
             found[name] = cached
         else:
             missing.append(name)
-    batches = [missing[i : i + PARTITION_BATCH_SIZE] for i in range(0, len(missing), PARTITION_BATCH_SIZE)]
-
-    def fetch(batch: list[str]) -> list[ttypes.Partition]:
-        return client.get_partitions_by_names(database, table, batch)
-
-    if len(batches) > 1 and parallelism > 1:
-        with ThreadPoolExecutor(max_workers=min(parallelism, len(batches))) as workers:
-            answers = list(workers.map(fetch, batches))
-    else:
-        answers = [fetch(batch) for batch in batches]
-    for batch, partitions in zip(batches, answers):
+    answers = in_batches(lambda batch: client.get_partitions_by_names(database, table, batch),
+                         missing, PARTITION_BATCH_SIZE, parallelism)
+    for batch, partitions in answers:
         by_values = {tuple(p.values): p for p in partitions}
         for name in batch:
             values = tuple(v if v is not None else "__HIVE_DEFAULT_PARTITION__" for _, v in parse_partition_name(name))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from hms_catalog.client.batches import in_batches
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 from hms_catalog._lazy import Lazy
@@ -89,13 +89,9 @@ class ExternalDatabase:
             else:
                 missing.append(key)
         epoch = self._caches.schema.epoch  # a REFRESH during the batch load must not be undone by it
-        batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
-        if len(batches) > 1 and self.parallelism > 1:
-            with ThreadPoolExecutor(max_workers=min(len(batches), self.parallelism)) as workers:
-                answers = list(workers.map(lambda batch: self._client.get_table_objects_by_name(self.name, batch), batches))
-        else:
-            answers = [self._client.get_table_objects_by_name(self.name, batch) for batch in batches]
-        for tables in answers:
+        answers = in_batches(lambda batch: self._client.get_table_objects_by_name(self.name, batch),
+                             missing, batch_size, self.parallelism)
+        for _, tables in answers:
             for table in tables:
                 metadata = load_table_metadata(table, self._io_properties)
                 found[table.tableName.lower()] = metadata
