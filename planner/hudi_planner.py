@@ -13,7 +13,7 @@ from typing import Any
 from hms_catalog.formats.hudi_schema import open_hudi_table
 from hms_catalog.sql.expressions import Expression
 from planner.context import FormatPlan, PlanningContext
-from planner.listing import FileEntry
+from planner.listing import with_blocks
 from planner.predicates import bind
 from planner._gc import paused_gc
 from planner.splitter import cut_file
@@ -69,21 +69,23 @@ def plan_hudi(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     files = size = 0
     partitions: set[str] = set()
     kept: set[str] = set()
+    chosen = []
+    for piece in slices:
+        values = partition_values_of(piece.partition_path, fields, hive_style)
+        partitions.add(piece.partition_path)
+        if predicate is not None and _prunable(values, types) and not predicate.may_match({k.lower(): v for k, v in values}):
+            continue
+        kept.add(piece.partition_path)
+        chosen.append((piece, values))
+    entries = with_blocks([(f"{base}/{piece.base_file_relative_path()}", int(piece.base_file_size), 0) for piece, _ in chosen],
+                          ctx.caches, ctx.locator, ctx.config.block_size)
     with paused_gc():
-        for piece in slices:
-            values = partition_values_of(piece.partition_path, fields, hive_style)
-            partitions.add(piece.partition_path)
-            if predicate is not None and not predicate.may_match({k.lower(): v for k, v in values}):
-                continue
-            kept.add(piece.partition_path)
-            path = f"{base}/{piece.base_file_relative_path()}"
-            length = int(piece.base_file_size)
+        for (piece, values), entry in zip(chosen, entries):
             logs = tuple(f"{base}/{log}" for log in piece.log_files_relative_paths()) if snapshot else ()
-            blocks = ctx.caches.file_blocks.get((path, length, 0), lambda p=path, n=length: ctx.locator.locate(p, n, ctx.config.block_size))
             files += 1 + len(logs)
-            size += length
-            splits.extend(cut_file(FileEntry(path, length, 0, blocks), ctx.config, file_format="parquet",
-                                   partition_values=values, log_files=logs, splittable=not logs))
+            size += entry.size
+            splits.extend(cut_file(entry, ctx.config, file_format="parquet", partition_values=values,
+                                   log_files=logs, splittable=not logs))
     notes = [f"{'snapshot' if snapshot else 'read-optimized'} read of a {hudi_table.table_type} table"]
     if not snapshot and hudi_table.is_mor:
         notes.append("log files are not read (read-optimized): rows not yet compacted are not seen")

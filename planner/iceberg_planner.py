@@ -10,7 +10,7 @@ from hms_catalog.formats._paths import normalize_location
 from hms_catalog.sql.expressions import Expression
 from planner.context import FormatPlan, PlanningContext
 from planner.iceberg_filters import to_iceberg_filter
-from planner.listing import FileEntry
+from planner.listing import with_blocks
 from planner.plan import DeleteFile
 from planner._gc import paused_gc
 from planner.splitter import cut_file
@@ -48,21 +48,20 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     started = time.perf_counter()
     splits = []
     files = size = 0
+    entries = with_blocks([(t.file.file_path, int(t.file.file_size_in_bytes), 0) for t in tasks],
+                          ctx.caches, ctx.locator, ctx.config.block_size)
     with paused_gc():
-        for task in tasks:
+        for task, entry in zip(tasks, entries):
             data = task.file
-            path = data.file_path
-            length = int(data.file_size_in_bytes)
-            blocks = ctx.caches.file_blocks.get((path, length, 0), lambda p=path, n=length: ctx.locator.locate(p, n, ctx.config.block_size))
             deletes = tuple(
                 DeleteFile(d.file_path, d.content.name.lower(), d.file_format.name.lower(), int(d.file_size_in_bytes),
                            tuple(d.equality_ids or ()))
                 for d in sorted(task.delete_files, key=lambda d: d.file_path)
             )
             files += 1
-            size += length
+            size += entry.size
             splits.extend(cut_file(
-                FileEntry(path, length, 0, blocks), ctx.config, file_format=data.file_format.name.lower(),
+                entry, ctx.config, file_format=data.file_format.name.lower(),
                 partition_values=_partition_values(task, spec), delete_files=deletes,
             ))
     notes = [f"snapshot {static.current_snapshot().snapshot_id}" if static.current_snapshot() else "no snapshot: empty table"]

@@ -22,7 +22,7 @@ from hms_catalog.cache import CatalogCaches
 from hms_catalog.errors import PlanningError
 from hms_catalog.formats._paths import join_location, resolve
 
-__all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations"]
+__all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
 
 
 class Blocks(NamedTuple):
@@ -108,6 +108,21 @@ def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | No
     return found
 
 
+def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, locator: BlockLocator,
+                block_size: int) -> list[FileEntry]:
+    """``(path, size, mtime)`` files with their blocks: known ones from the cache (keyed by that identity,
+    so a changed file is looked up anew), the rest in one locator call, never one per file."""
+    known = {identity: caches.file_blocks.peek(identity) for identity in files}
+    unknown = [identity for identity, blocks in known.items() if blocks is None]
+    if unknown:
+        epoch = caches.file_blocks.epoch
+        located = locator.locate_all([(path, size) for path, size, _ in unknown], block_size)
+        for identity, blocks in zip(unknown, located):
+            known[identity] = blocks
+            caches.file_blocks.put(identity, blocks, epoch=epoch)
+    return [FileEntry(path, size, mtime, known[(path, size, mtime)]) for path, size, mtime in files]  # type: ignore[arg-type]
+
+
 def list_locations(
     locations: Sequence[tuple[tuple[str, str, str], str]],
     caches: CatalogCaches,
@@ -135,14 +150,7 @@ def list_locations(
         listed = _list_one(location, recursive)
         if listed is None:
             return location, None
-        known = {(path, size, mtime): caches.file_blocks.peek((path, size, mtime)) for path, size, mtime in listed}
-        unknown = [key for key, blocks in known.items() if blocks is None]
-        epoch = caches.file_blocks.epoch
-        if unknown:  # one locator call for the whole listing, never one per file
-            for key, blocks in zip(unknown, locator.locate_all([(path, size) for path, size, _ in unknown], block_size)):
-                known[key] = blocks
-                caches.file_blocks.put(key, blocks, epoch=epoch)
-        entries = [FileEntry(path, size, mtime, known[(path, size, mtime)]) for path, size, mtime in listed]
+        entries = with_blocks(listed, caches, locator, block_size)
         caches.files.put(key, tuple(entries))
         return location, entries
 

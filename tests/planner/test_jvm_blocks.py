@@ -54,3 +54,14 @@ def test_a_plan_carries_the_hosts_hadoop_reports(spark: Any, spark_tables: str, 
                       locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java"))
     assert plan.splits and {host for split in plan.splits for host in split.hosts} == {"localhost"}
     assert plan.summary.hosts == {"localhost": len(plan.splits)}
+
+
+def test_a_listing_is_cached_under_its_location(spark: Any, tmp_path: Path) -> None:
+    directory = tmp_path / "d"
+    directory.mkdir()
+    (directory / "part-0").write_bytes(b"x" * 10)
+    caches = CatalogCaches.from_config(CacheConfig())
+    key = ("db", "t", f"file://{directory}")
+    list_locations([(key, f"file://{directory}")], caches, recursive=False, block_size=1 << 25,
+                   locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java"), parallelism=1)
+    assert caches.files.peek(key) is not None and len(caches.files) == 1
