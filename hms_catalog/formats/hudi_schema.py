@@ -42,7 +42,8 @@ def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
     keys = list(table.partitionKeys or [])
     key_names = {k.name.lower() for k in keys}
     # The metastore lower-cases partition key names; Hudi's schema keeps the case the writer used.
-    written_names = {f.name.lower(): f.name for f in [*arrow, *hudi_table.get_partition_schema()]}
+    partition_schema = hudi_table.get_partition_schema()
+    written_names = {f.name.lower(): f.name for f in [*arrow, *partition_schema]}
     columns = []
     for field in from_arrow_schema(arrow).fields:
         if field.name.lower() in key_names:
@@ -58,8 +59,7 @@ def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
             columns.append(Column(name, parse_hive_type(key.type, column=key.name), key.type, partition=True,
                                   comment=key.comment or ""))
     else:
-        partition_fields = hudi_table.get_partition_schema()
-        declared = {f.name.lower() for f in partition_fields}
+        declared = {f.name.lower() for f in partition_schema}
         columns = [Column(**{**c.__dict__, "partition": c.name.lower() in declared}) for c in columns]
     try:
         latest = hudi_table.get_timeline().get_latest_commit_timestamp()

@@ -19,7 +19,7 @@ from hms_catalog.formats.schema import Column
 from planner.partition_values import typed_value
 from planner.plan import Split
 
-__all__ = ["FileChangedError", "open_split_file", "shape_batch", "partition_array"]
+__all__ = ["FileChangedError", "open_split_file", "shape_batch", "partition_array", "rows_only"]
 
 
 class FileChangedError(PlanningError):
@@ -42,6 +42,11 @@ def open_split_file(split: Split) -> pa.NativeFile:
             "run REFRESH TABLE and plan again"
         )
     return filesystem.open_input_file(path)
+
+
+def rows_only(rows: int) -> pa.RecordBatch:
+    """A batch of ``rows`` rows and no column (a null column dropped keeps the count; no memory used)."""
+    return pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["rows"]).select([])
 
 
 def partition_array(column: Column, value: str | None, rows: int, target: pa.DataType) -> pa.Array:
@@ -81,5 +86,5 @@ def shape_batch(
         else:
             arrays.append(_cast(table.column(index), field.type))
     if not arrays:
-        return pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["rows"]).select([])
+        return rows_only(rows)
     return pa.RecordBatch.from_arrays(arrays, schema=target)

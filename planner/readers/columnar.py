@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from hms_catalog.formats.schema import Column
 from planner.plan import Split
-from planner.readers._common import open_split_file, shape_batch
+from planner.readers._common import open_split_file, rows_only, shape_batch
 
 __all__ = ["read_parquet_split", "read_orc_split", "parquet_row_groups", "orc_stripes"]
 
@@ -60,7 +60,7 @@ def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schem
             return
         if not any(not c.partition for c in columns):
             rows = sum(parquet.metadata.row_group(g).num_rows for g in groups)
-            yield shape_batch(_rows_only(rows), columns, target, partition_values)
+            yield shape_batch(rows_only(rows), columns, target, partition_values)
             return
         renames = _by_field_id(parquet.schema_arrow, columns)
         if renames is None:
@@ -70,17 +70,12 @@ def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schem
             return
         if not renames:  # only columns added after this file was written: all NULL, the rows still count
             for group in groups:
-                yield shape_batch(_rows_only(parquet.metadata.row_group(group).num_rows), columns, target, partition_values)
+                yield shape_batch(rows_only(parquet.metadata.row_group(group).num_rows), columns, target, partition_values)
             return
         current = list(renames)
         for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups, columns=list(dict.fromkeys(renames.values()))):
             renamed = pa.RecordBatch.from_arrays([batch.column(renames[name]) for name in current], names=current)
             yield shape_batch(renamed, columns, target, partition_values)
-
-
-def _rows_only(rows: int) -> pa.RecordBatch:
-    """A batch of ``rows`` rows and no column (a null column dropped keeps the count; no memory used)."""
-    return pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["rows"]).select([])
 
 
 def orc_stripes(tail: bytes) -> list[tuple[int, int]]:
@@ -103,7 +98,7 @@ def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema,
         if not stripes:
             return
         if not any(not c.partition for c in columns):
-            yield shape_batch(_rows_only(sum(stripe_rows[i][1] for i in stripes)), columns, target, partition_values)
+            yield shape_batch(rows_only(sum(stripe_rows[i][1] for i in stripes)), columns, target, partition_values)
             return
         names = reader.schema.names
         positional = all(name.startswith("_col") for name in names)  # files written by old Hive: match by position

@@ -42,7 +42,7 @@ from hms_catalog.types import (
 )
 from planner.partition_values import typed_value
 from planner.plan import Split
-from planner.readers._common import open_split_file, shape_batch
+from planner.readers._common import open_split_file, rows_only, shape_batch
 
 __all__ = ["read_text_split", "split_lines", "parse_value"]
 
@@ -315,7 +315,7 @@ def _to_batch(rows: list[list[object]], data_columns: Sequence[Column], data_tar
               columns: Sequence[Column], target: pa.Schema, partition_values: dict[str, str | None]) -> pa.RecordBatch:
     arrays = [pa.array([row[i] for row in rows], type=field.type) for i, field in enumerate(data_target)]
     if not arrays:
-        table = pa.RecordBatch.from_arrays([pa.nulls(len(rows))], names=["rows"]).select([])
+        table = rows_only(len(rows))
     else:
         table = pa.RecordBatch.from_arrays(arrays, schema=data_target)
     return shape_batch(table, columns, target, partition_values)

@@ -73,17 +73,18 @@ class HmsDataSource(DataSource):  # type: ignore[misc]
         super().__init__(options)
         self._table_schema: TableSchema | None = None
         self._plan: SplitPlan | None = None
+        self._text: TextFormat | None = None
 
     def _load_schema(self) -> TableSchema:
         if self._table_schema is None:
             if "plan" in self.options:
                 self._plan = SplitPlan.loads(self.options["plan"])
-                self._table_schema = self._plan.schema
+                self._table_schema, self._text = self._plan.schema, self._plan.text
             else:
                 from planner.spark.tables import table_handle
 
                 _, table = table_handle(self.options)
-                self._table_schema = table.schema
+                self._table_schema, self._text = table.schema, table.detection.text
         return self._table_schema
 
     def schema(self) -> StructType:
@@ -94,14 +95,8 @@ class HmsDataSource(DataSource):  # type: ignore[misc]
 
     def reader(self, schema: StructType) -> DataSourceReader:
         table_schema = self._load_schema()
-        if self._plan is not None:
-            text = self._plan.text
-        else:
-            from planner.spark.tables import table_handle
-
-            text = table_handle(self.options)[1].detection.text
         return self._reader_class(dict(self.options), table_schema, _selected(table_schema, self.options.get("columns")),
-                                  self._plan, text)
+                                  self._plan, self._text)
 
 
 class HmsReader(DataSourceReader):  # type: ignore[misc]

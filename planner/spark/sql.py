@@ -16,7 +16,7 @@ from typing import Any
 import sqlglot
 from sqlglot import expressions as exp
 
-from hms_catalog.errors import HmsCatalogError, SqlSyntaxError
+from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
 from planner.spark.datasource import register
@@ -81,8 +81,9 @@ class CatalogSql:
                                      or "NATURAL" in str(join.args.get("kind") or "").upper()
                                      for join in tree.find_all(exp.Join))
         views: dict[str, tuple[ExternalTable, list[str] | None]] = {}
+        catalogs = {d.name for d in self.session.manager.definitions()}  # the store, read once per query
         for node in list(tree.find_all(exp.Table)):
-            table = self._resolve(node, ctes)
+            table = self._resolve(node, ctes, catalogs)
             if table is None:
                 continue
             view = _view_name(table)
@@ -114,12 +115,11 @@ class CatalogSql:
             reader.load(table.full_name).createOrReplaceTempView(view)
         return self._run(rewritten, *args, **kwargs)
 
-    def _resolve(self, node: exp.Table, ctes: set[str]) -> ExternalTable | None:
+    def _resolve(self, node: exp.Table, ctes: set[str], catalogs: set[str]) -> ExternalTable | None:
         parts = [part for part in (node.catalog, node.db, node.name) if part]
         if len(parts) == 1 and parts[0].lower() in ctes:
             return None
-        names = {d.name for d in self.session.manager.definitions()}
-        if len(parts) == 3 and parts[0].lower() not in names:
+        if len(parts) == 3 and parts[0].lower() not in catalogs:
             return None
         if len(parts) < 3 and self.session.current_catalog is None:
             return None
@@ -128,11 +128,8 @@ class CatalogSql:
         from hms_catalog.sql import ast
 
         name = ast.TableName(*([None] * (3 - len(parts)) + parts))  # type: ignore[arg-type]
-        try:
-            table = self.session.table(name)
-            table.metadata  # noqa: B018 - resolve now: a missing table is an error of this query
-        except HmsCatalogError:
-            raise
+        table = self.session.table(name)
+        table.metadata  # noqa: B018 - resolve now: a missing table is an error of this query
         return table
 
 
