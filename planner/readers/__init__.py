@@ -12,9 +12,11 @@ from hms_catalog.formats.schema import Column
 from planner.plan import Split
 from planner.readers._common import FileChangedError
 from planner.readers.columnar import read_orc_split, read_parquet_split
+from planner.readers.hudi_merge import read_merged_slice
+from planner.readers.iceberg_deletes import read_with_deletes
 from planner.readers.text import read_text_split
 
-__all__ = ["read_split", "FileChangedError"]
+__all__ = ["read_split", "read_file_split", "FileChangedError"]
 
 
 def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, text: TextFormat | None = None,
@@ -25,13 +27,15 @@ def read_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, te
     old positional ORC files place values by position among those, not among the wanted ones.
     """
     if split.delete_files:
-        raise UnsupportedTableError(
-            f"{split.path} has {len(split.delete_files)} Iceberg delete file(s); reading deletes is not supported yet"
-        )
+        return read_with_deletes(split, columns, target, table_columns)
     if split.log_files:
-        raise UnsupportedTableError(
-            f"{split.path} has Hudi log files; merging them (a snapshot read) is not supported: read the _ro table"
-        )
+        return read_merged_slice(split, columns, target)
+    return read_file_split(split, columns, target, text=text, table_columns=table_columns)
+
+
+def read_file_split(split: Split, columns: Sequence[Column], target: pa.Schema, *, text: TextFormat | None = None,
+                    table_columns: Sequence[Column] | None = None) -> Iterator[pa.RecordBatch]:
+    """The rows of ``split``'s byte range of its one data file, with no deletes or logs applied."""
     if split.file_format == "parquet":
         return read_parquet_split(split, columns, target)
     if split.file_format == "orc":
