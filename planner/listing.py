@@ -115,11 +115,11 @@ def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, lo
     known = {identity: caches.file_blocks.peek(identity) for identity in files}
     unknown = [identity for identity, blocks in known.items() if blocks is None]
     if unknown:
-        epoch = caches.file_blocks.epoch
+        ticket = caches.file_blocks.ticket()
         located = locator.locate_all([(path, size) for path, size, _ in unknown], block_size)
         for identity, blocks in zip(unknown, located):
             known[identity] = blocks
-            caches.file_blocks.put(identity, blocks, epoch=epoch)
+            caches.file_blocks.put(identity, blocks, ticket=ticket)
     return [FileEntry(path, size, mtime, known[(path, size, mtime)]) for path, size, mtime in files]  # type: ignore[arg-type]
 
 
@@ -147,11 +147,12 @@ def list_locations(
 
     def work(item: tuple[tuple[str, str, str], str]) -> tuple[str, list[FileEntry] | None]:
         key, location = item
+        ticket = caches.files.ticket()  # read before listing: a change while it runs is not undone
         listed = _list_one(location, recursive)
         if listed is None:
             return location, None
         entries = with_blocks(listed, caches, locator, block_size)
-        caches.files.put(key, tuple(entries))
+        caches.files.put(key, tuple(entries), ticket=ticket)
         return location, entries
 
     done = 0

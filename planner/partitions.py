@@ -80,9 +80,10 @@ def _names(client: MetastoreClient, caches: CatalogCaches, key: tuple[str, str],
 def _by_filter(client: MetastoreClient, caches: CatalogCaches, database: str, table: str, keys: Sequence[str],
                expression: str) -> tuple[str, ...]:
     names = []
+    ticket = caches.partitions.ticket()
     for partition in client.get_partitions_by_filter(database, table, expression):
         name = make_partition_name(keys, partition.values)
-        caches.partitions.put((database, table, name), partition)
+        caches.partitions.put((database, table, name), partition, ticket=ticket)
         names.append(name)
     return tuple(names)
 
@@ -97,6 +98,7 @@ def _fetch(client: MetastoreClient, caches: CatalogCaches, database: str, table:
             found[name] = cached
         else:
             missing.append(name)
+    ticket = caches.partitions.ticket()
     answers = in_batches(lambda batch: client.get_partitions_by_names(database, table, batch),
                          missing, PARTITION_BATCH_SIZE, parallelism)
     for batch, partitions in answers:
@@ -105,7 +107,7 @@ def _fetch(client: MetastoreClient, caches: CatalogCaches, database: str, table:
             values = tuple(v if v is not None else "__HIVE_DEFAULT_PARTITION__" for _, v in parse_partition_name(name))
             partition = by_values.get(values)
             if partition is not None:
-                caches.partitions.put((database, table, name), partition)
+                caches.partitions.put((database, table, name), partition, ticket=ticket)
                 found[name] = partition
     return found
 

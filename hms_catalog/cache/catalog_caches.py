@@ -1,17 +1,19 @@
-"""The four metadata caches of one catalog, and invalidation at table, database and catalog level.
+"""The metadata caches of one catalog, and invalidation at partition, table, database and catalog level.
 
-Keys all start with ``(database, table)`` so that REFRESH TABLE can drop a table's entries from every
-cache with one predicate, including entries of a cache the table never touched or whose entries were
-already evicted (dropping nothing is fine; leaving something is not).
+Keys start with ``(database, table)`` and are grouped by it, so REFRESH TABLE or an event about a table
+finds the table's entries in every cache by lookup, not by scanning: an event for a table that was never
+loaded costs nothing. Every invalidation also cuts the object in the catalog's versions, so a load in
+flight does not store what it fetched before the change (dropping nothing is fine; leaving something is not).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from hms_catalog.cache.metadata_cache import MetadataCache
+from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
+from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
 __all__ = ["CatalogCaches", "FILE_BLOCKS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
@@ -25,15 +27,61 @@ FILE_BLOCKS = "file_blocks"
 DATABASE_NAMES_KEY: tuple[str, ...] = ()
 
 
-def _belongs_to(database: str, table: str | None) -> Callable[[Hashable], bool]:
-    def test(key: Hashable) -> bool:
-        if not isinstance(key, tuple) or not key:
-            return False
-        if key[0] != database:
-            return False
-        return table is None or (len(key) > 1 and key[1] == table)
+def _table_group(key: Hashable) -> Hashable | None:
+    return key[:2] if isinstance(key, tuple) and len(key) >= 2 else None
 
-    return test
+
+def _table_of_group(group: Hashable) -> CatalogObject | None:
+    return CatalogObject.for_table(*group) if isinstance(group, tuple) and len(group) == 2 else None
+
+
+def _names_object(key: Hashable) -> CatalogObject:
+    return CatalogObject("databases") if key == DATABASE_NAMES_KEY else CatalogObject("tables", key[0])  # type: ignore[index]
+
+
+def _names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Iterable[CatalogObject] | None]:
+    if key == DATABASE_NAMES_KEY:
+        return (), [CatalogObject.for_database(name) for name in names]
+    return (), [CatalogObject.for_table(key[0], name) for name in names]  # type: ignore[index]
+
+
+def _table_summary(key: Hashable, metadata: Any) -> tuple[Hashable | None, None]:
+    """A table's definition as far as readers care: where it is, its columns, keys, kind and parameters."""
+    table = getattr(metadata, "table", None)
+    if table is None:
+        return None, None
+    sd = table.sd
+    parameters = tuple(sorted((k, v) for k, v in (table.parameters or {}).items() if k != "transient_lastDdlTime"))
+    columns = tuple((c.name, c.type) for c in (sd.cols or ())) if sd is not None else ()
+    keys = tuple((c.name, c.type) for c in (table.partitionKeys or ()))
+    formats = (sd.location, sd.inputFormat, sd.serdeInfo.serializationLib if sd.serdeInfo else None) if sd else ()
+    return hash((columns, keys, formats, table.tableType, parameters)), None
+
+
+def _partition_names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Iterable[CatalogObject] | None]:
+    database, table, spec = key  # type: ignore[misc]
+    if spec != "":
+        return None, None  # a narrowed list says nothing about partitions outside it
+    return (), [CatalogObject("partition", database, table, name) for name in names]
+
+
+def _listing_summary(key: Hashable, entries: Any) -> tuple[Hashable | None, None]:
+    try:
+        return hash(tuple((e.path, e.size, e.modification_time) for e in entries)), None
+    except (AttributeError, TypeError):
+        return None, None
+
+
+_NAMES = Tracking(object_of=_names_object, group_of=lambda key: key, group_object=_names_object,
+                  summary=_names_summary)
+_SCHEMA = Tracking(object_of=lambda key: CatalogObject.for_table(*key), group_of=_table_group,
+                   group_object=_table_of_group, summary=_table_summary)
+_PARTITION_VALUES = Tracking(object_of=lambda key: CatalogObject("partitions", key[0], key[1]), group_of=_table_group,
+                             group_object=_table_of_group, summary=_partition_names_summary)
+_PARTITIONS = Tracking(object_of=lambda key: CatalogObject("partition", *key), group_of=_table_group,
+                       group_object=_table_of_group)
+_FILES = Tracking(object_of=lambda key: CatalogObject("files", *key), group_of=_table_group,
+                  group_object=_table_of_group, summary=_listing_summary)
 
 
 @dataclass(frozen=True)
@@ -44,42 +92,75 @@ class CatalogCaches:
     with the schema TTL); schema ``(db, table)``; partition values ``(db, table, spec)`` (spec ``""`` for
     the full list); partitions ``(db, table, partition_name)``; files ``(db, table, location)``; file
     blocks ``(path, size, mtime)``, which REFRESH keeps because a changed file gets a new key. Names are
-    lower-case.
+    lower-case. Every cache but the blocks groups its keys by ``(db, table)`` so that a table's entries
+    are found without scanning, and all share one :class:`CatalogVersions`.
     """
 
     names: MetadataCache[tuple[str, ...], tuple[str, ...]]
     schema: MetadataCache[tuple[str, str], Any]
-    partition_values: MetadataCache[tuple[str, str], Any]
+    partition_values: MetadataCache[tuple[str, str, str], Any]
     partitions: MetadataCache[tuple[str, str, str], Any]
     files: MetadataCache[tuple[str, str, str], Any]
     file_blocks: MetadataCache[tuple[str, int, int], Any]
+    versions: CatalogVersions = field(default_factory=CatalogVersions)
 
     @classmethod
-    def from_config(cls, config: CacheConfig) -> CatalogCaches:
+    def from_config(cls, config: CacheConfig, versions: CatalogVersions | None = None) -> CatalogCaches:
+        versions = versions if versions is not None else CatalogVersions()
+
+        def cache(name: str, ttl: int, capacity: int, tracking: Tracking | None) -> MetadataCache[Any, Any]:
+            return MetadataCache(name, ttl_seconds=ttl, capacity=capacity, versions=versions, tracking=tracking)
+
         return cls(
-            names=MetadataCache(NAMES, ttl_seconds=config.schema_ttl, capacity=config.schema_capacity),
-            schema=MetadataCache(SCHEMA, ttl_seconds=config.schema_ttl, capacity=config.schema_capacity),
-            partition_values=MetadataCache(
-                PARTITION_VALUES, ttl_seconds=config.partition_ttl, capacity=config.partition_values_capacity
-            ),
-            partitions=MetadataCache(PARTITIONS, ttl_seconds=config.partition_ttl, capacity=config.partition_capacity),
-            files=MetadataCache(FILES, ttl_seconds=config.file_ttl, capacity=config.file_capacity),
-            file_blocks=MetadataCache(FILE_BLOCKS, ttl_seconds=config.file_ttl, capacity=config.file_capacity),
+            names=cache(NAMES, config.schema_ttl, config.schema_capacity, _NAMES),
+            schema=cache(SCHEMA, config.schema_ttl, config.schema_capacity, _SCHEMA),
+            partition_values=cache(PARTITION_VALUES, config.partition_ttl, config.partition_values_capacity,
+                                   _PARTITION_VALUES),
+            partitions=cache(PARTITIONS, config.partition_ttl, config.partition_capacity, _PARTITIONS),
+            files=cache(FILES, config.file_ttl, config.file_capacity, _FILES),
+            file_blocks=cache(FILE_BLOCKS, config.file_ttl, config.file_capacity, None),
+            versions=versions,
         )
 
     def __iter__(self) -> Iterator[MetadataCache[Any, Any]]:
         return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks))
 
+    def _table_caches(self) -> tuple[MetadataCache[Any, Any], ...]:
+        return (self.schema, self.partition_values, self.partitions, self.files)
+
     def invalidate_table(self, database: str, table: str) -> None:
-        matches = _belongs_to(database.lower(), table.lower())
-        for cache in self:
-            cache.invalidate_where(matches)
+        """Everything cached of one table (its definition, partitions and listings); O(its entries)."""
+        group = (database.lower(), table.lower())
+        for cache in self._table_caches():
+            cache.invalidate_group(group)
+
+    def invalidate_table_names(self, database: str | None) -> None:
+        """The list of a database's table names, or (``None``) the list of database names."""
+        self.names.invalidate(DATABASE_NAMES_KEY if database is None else (database.lower(),))
+
+    def invalidate_partitions(self, database: str, table: str, names: Iterable[str] = (),
+                              locations: Iterable[str] = ()) -> None:
+        """A table's partition name lists, the named partitions, and the listings of ``locations``."""
+        database, table = database.lower(), table.lower()
+        self.partition_values.invalidate_group((database, table))
+        for name in names:
+            self.partitions.invalidate((database, table, name))
+        for location in locations:
+            self.files.invalidate((database, table, location))
+
+    def invalidate_listings(self, database: str, table: str) -> None:
+        """Every file listing of one table (its data changed, its definition did not)."""
+        self.files.invalidate_group((database.lower(), table.lower()))
 
     def invalidate_database(self, database: str) -> None:
         """Everything of the database, its table-name list, and the database-name list."""
-        matches = _belongs_to(database.lower(), None)
-        for cache in self:
-            cache.invalidate_where(matches)
+        database = database.lower()
+        self.versions.cut(CatalogObject.for_database(database))
+        for cache in self._table_caches():
+            for group in cache.groups():
+                if isinstance(group, tuple) and group and group[0] == database:
+                    cache.invalidate_group(group)
+        self.names.invalidate((database,))
         self.names.invalidate(DATABASE_NAMES_KEY)
 
     def invalidate_all(self) -> None:

@@ -3,9 +3,12 @@
 What it adds to cachetools, and why:
 - ``get(key, loader)`` loads a missing key once however many threads ask at the same moment (per-key
   locks), so a cold table asked for by 32 threads costs one metastore call.
-- Invalidation is safe against loads in flight: every invalidation bumps an epoch, and a load that
-  started before it does not store its (possibly stale) value. After ``invalidate*`` returns, no later
-  reader is served what was loaded before it.
+- Invalidation is safe against loads in flight: a load reads the catalog's version counter before it
+  starts (its ticket), and does not store its value when the key's object, or anything above it, was
+  invalidated or dropped after that (see :mod:`hms_catalog.cache.versions`). After ``invalidate*``
+  returns, no later reader is served what was loaded before it.
+- Keys may belong to groups (a table's entries): ``invalidate_group`` drops a group's entries without
+  scanning the others, so an event about a table that was never loaded costs a dictionary lookup.
 - Hits, misses, loads, load time and evictions (size and expiry) are counted; each entry knows when it
   was loaded and how often it was served, so users can see what the cache holds (SHOW CACHE).
 
@@ -17,13 +20,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import cachetools
 
-__all__ = ["MetadataCache", "CacheStats", "CachedEntry"]
+from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions
+
+__all__ = ["MetadataCache", "CacheStats", "CachedEntry", "Tracking"]
 
 K = TypeVar("K", bound=Hashable)
 _LOAD_STRIPES = 64
@@ -37,6 +42,22 @@ class CachedEntry(Generic[V]):
     value: V
     loaded_at: float
     hits: int = 0
+    version: int = 0
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """How a cache's keys map onto catalog objects, for versions, the change log and group invalidation.
+
+    ``object_of``: the object a key holds (None: only whole-catalog invalidations concern it).
+    ``group_of``: the group a key belongs to (None: no group), and ``group_object`` the object standing
+    for a whole group. ``summary``: what a load found, as (fingerprint, children) for the change log.
+    """
+
+    object_of: Callable[[Any], CatalogObject | None] = lambda key: None
+    group_of: Callable[[Any], Hashable | None] = lambda key: None
+    group_object: Callable[[Hashable], CatalogObject | None] = lambda group: None
+    summary: Callable[[Any, Any], tuple[Hashable | None, Iterable[CatalogObject] | None]] = lambda key, value: (None, None)
 
 
 @dataclass(frozen=True)
@@ -58,30 +79,30 @@ class CacheStats:
 
 
 class _CountingTTLCache(cachetools.TTLCache):  # type: ignore[type-arg]
-    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float], on_evict: Callable[[int], None]):
+    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float], on_evict: Callable[[list[Any]], None]):
         super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
         self._on_evict = on_evict
 
     def popitem(self) -> Any:
         item = super().popitem()
-        self._on_evict(1)
+        self._on_evict([item[0]])
         return item
 
     def expire(self, time: float | None = None) -> Any:
         expired = super().expire(time)
         if expired:
-            self._on_evict(len(expired))
+            self._on_evict([key for key, _ in expired])
         return expired
 
 
 class _CountingLRUCache(cachetools.LRUCache):  # type: ignore[type-arg]
-    def __init__(self, maxsize: int, on_evict: Callable[[int], None]):
+    def __init__(self, maxsize: int, on_evict: Callable[[list[Any]], None]):
         super().__init__(maxsize=maxsize)
         self._on_evict = on_evict
 
     def popitem(self) -> Any:
         item = super().popitem()
-        self._on_evict(1)
+        self._on_evict([item[0]])
         return item
 
 
@@ -96,6 +117,8 @@ class MetadataCache(Generic[K, V]):
         capacity: int,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        versions: CatalogVersions | None = None,
+        tracking: Tracking | None = None,
     ) -> None:
         if ttl_seconds < -1:
             raise ValueError(f"ttl_seconds must be -1, 0 or positive, got {ttl_seconds}")
@@ -107,7 +130,9 @@ class MetadataCache(Generic[K, V]):
         self._wall = wall_clock
         self._lock = threading.RLock()
         self._load_locks = tuple(threading.Lock() for _ in range(_LOAD_STRIPES))
-        self._epoch = 0
+        self.versions = versions if versions is not None else CatalogVersions()
+        self._tracking = tracking if tracking is not None else Tracking()
+        self._groups: dict[Hashable, set[K]] = {}
         self._hits = self._misses = self._loads = self._failures = self._evictions = 0
         self._load_seconds = 0.0
         self._clock = clock
@@ -132,7 +157,7 @@ class MetadataCache(Generic[K, V]):
                 return found.value
             with self._lock:
                 self._misses += 1
-                epoch = self._epoch
+            ticket = self.versions.current
             started = self._clock()
             try:
                 value = loader()
@@ -145,16 +170,12 @@ class MetadataCache(Generic[K, V]):
                 with self._lock:
                     self._loads += 1
                     self._load_seconds += elapsed
-            with self._lock:
-                if self.enabled and epoch == self._epoch:
-                    self._data[key] = CachedEntry(value, loaded_at=self._wall())
+            self._store(key, value, ticket)
             return value
 
-    @property
-    def epoch(self) -> int:
-        """Bumped by every invalidation; pass it to :meth:`put` for a value loaded outside :meth:`get`."""
-        with self._lock:
-            return self._epoch
+    def ticket(self) -> int:
+        """Read before a load made outside :meth:`get`; pass it to :meth:`put` with the loaded value."""
+        return self.versions.current
 
     def peek(self, key: K) -> V | None:
         """The cached value without loading, counting a hit, or touching its place in LRU order."""
@@ -162,38 +183,86 @@ class MetadataCache(Generic[K, V]):
             entry = self._untouched(key)
             return entry.value if entry is not None else None
 
-    def put(self, key: K, value: V, *, epoch: int | None = None) -> bool:
+    def put(self, key: K, value: V, *, ticket: int) -> bool:
         """Store a value loaded elsewhere (a batch load fills many keys with one call).
 
-        With ``epoch`` (read before the load began), nothing is stored if an invalidation happened since,
-        so a REFRESH that returned during the load is not undone. Returns whether it was stored.
+        ``ticket`` is :meth:`ticket` read before the load began: nothing is stored if the key's object was
+        invalidated or dropped since, so a REFRESH or a drop during the load is not undone. Returns
+        whether it was stored.
         """
-        if not self.enabled:
-            return False
+        return self._store(key, value, ticket)
+
+    def version_of(self, key: K) -> int | None:
+        """The version the cached value of ``key`` was loaded at, without touching it."""
         with self._lock:
-            if epoch is not None and epoch != self._epoch:
-                return False
-            self._data[key] = CachedEntry(value, loaded_at=self._wall())
-            return True
+            entry = self._untouched(key)
+            return entry.version if entry is not None else None
 
     def invalidate(self, key: K) -> None:
+        self.versions.cut(self._tracking.object_of(key) or CATALOG)
         with self._lock:
-            self._epoch += 1
-            self._data.pop(key, None)
+            self._pop(key)
+
+    def invalidate_group(self, group: Hashable) -> int:
+        """Drop the entries of one group (looked up, not scanned for); returns how many were dropped."""
+        self.versions.cut(self._tracking.group_object(group) or CATALOG)
+        with self._lock:
+            doomed = list(self._groups.get(group, ()))
+            for key in doomed:
+                self._pop(key)
+            return len(doomed)
+
+    def groups(self) -> list[Hashable]:
+        """The groups that have entries (or had, until their last entry expired unseen)."""
+        with self._lock:
+            return list(self._groups)
 
     def invalidate_where(self, predicate: Callable[[K], bool]) -> int:
-        """Drop every key for which ``predicate`` holds; returns how many entries were dropped."""
+        """Drop every key for which ``predicate`` holds; returns how many entries were dropped.
+
+        It cannot know which objects the predicate names, so it spoils every load in flight.
+        """
+        self.versions.cut(CATALOG)
         with self._lock:
-            self._epoch += 1
             doomed = [key for key in list(self._data.keys()) if predicate(key)]
             for key in doomed:
-                self._data.pop(key, None)
+                self._pop(key)
             return len(doomed)
 
     def clear(self) -> None:
+        self.versions.cut(CATALOG)
         with self._lock:
-            self._epoch += 1
             self._data.clear()
+            self._groups.clear()
+
+    def _store(self, key: K, value: V, ticket: int) -> bool:
+        if not self.enabled:
+            return False
+        obj = self._tracking.object_of(key)
+        with self._lock:
+            if self.versions.spoiled(obj, ticket):
+                return False
+            fingerprint, children = self._tracking.summary(key, value)
+            version = self.versions.loaded(obj, fingerprint, children)
+            self._data[key] = CachedEntry(value, loaded_at=self._wall(), version=version)
+            group = self._tracking.group_of(key)
+            if group is not None:
+                self._groups.setdefault(group, set()).add(key)
+            return True
+
+    def _pop(self, key: K) -> None:
+        """Forget ``key`` (callers hold the lock)."""
+        self._data.pop(key, None)
+        self._unindex([key])
+
+    def _unindex(self, keys: list[K]) -> None:
+        for key in keys:
+            group = self._tracking.group_of(key)
+            members = self._groups.get(group) if group is not None else None
+            if members is not None:
+                members.discard(key)
+                if not members:
+                    del self._groups[group]
 
     def entries(self) -> Iterator[tuple[K, CachedEntry[V]]]:
         """A snapshot of the live entries (expired ones are not shown); reading it changes no LRU order."""
@@ -239,8 +308,9 @@ class MetadataCache(Generic[K, V]):
         """Loads of one key are serialised by a striped lock: bounded memory, whatever the key count."""
         return self._load_locks[hash(key) % _LOAD_STRIPES]
 
-    def _evicted(self, count: int) -> None:
-        self._evictions += count
+    def _evicted(self, keys: list[Any]) -> None:
+        self._evictions += len(keys)
+        self._unindex(keys)
 
     def __repr__(self) -> str:
         return f"MetadataCache({self.name!r}, ttl={self.ttl_seconds}, capacity={self.capacity})"

@@ -88,14 +88,14 @@ class ExternalDatabase:
                 found[key] = cached
             else:
                 missing.append(key)
-        epoch = self._caches.schema.epoch  # a REFRESH during the batch load must not be undone by it
+        ticket = self._caches.schema.ticket()  # a REFRESH or a drop during the batch load must not be undone by it
         answers = in_batches(lambda batch: self._client.get_table_objects_by_name(self.name, batch),
                              missing, batch_size, self.parallelism)
         for _, tables in answers:
             for table in tables:
                 metadata = load_table_metadata(table, self._io_properties)
                 found[table.tableName.lower()] = metadata
-                self._caches.schema.put((self.name, table.tableName.lower()), metadata, epoch=epoch)
+                self._caches.schema.put((self.name, table.tableName.lower()), metadata, ticket=ticket)
         return [found[key] for key in keys if key in found]
 
     def refresh(self) -> None:

@@ -63,7 +63,7 @@ def test_zero_disables_the_cache() -> None:
     values = iter(range(10))
     assert [cache.get("a", lambda: next(values)) for _ in range(3)] == [0, 1, 2]
     assert len(cache) == 0 and cache.stats().loads == 3
-    cache.put("a", 5)
+    cache.put("a", 5, ticket=cache.ticket())
     assert cache.peek("a") is None
 
 
@@ -120,18 +120,18 @@ def test_a_failed_load_stores_nothing_and_is_counted() -> None:
 
 def test_catalog_caches_invalidate_a_table_everywhere_and_nothing_else() -> None:
     caches = CatalogCaches.from_config(CacheConfig())
-    caches.names.put(("db",), ("t", "u"))
-    caches.names.put((), ("db",))
-    caches.schema.put(("db", "t"), "schema-t")
-    caches.schema.put(("db", "u"), "schema-u")
-    caches.partition_values.put(("db", "t"), ["p=1"])
-    caches.partitions.put(("db", "t", "p=1"), "partition")
-    caches.files.put(("db", "t", "file:///w/t/p=1"), ["f1"])
-    caches.files.put(("db2", "t", "file:///w2/t"), ["g1"])
+    caches.names.put(("db",), ("t", "u"), ticket=0)
+    caches.names.put((), ("db",), ticket=0)
+    caches.schema.put(("db", "t"), "schema-t", ticket=0)
+    caches.schema.put(("db", "u"), "schema-u", ticket=0)
+    caches.partition_values.put(("db", "t", ""), ("p=1",), ticket=0)
+    caches.partitions.put(("db", "t", "p=1"), "partition", ticket=0)
+    caches.files.put(("db", "t", "file:///w/t/p=1"), ["f1"], ticket=0)
+    caches.files.put(("db2", "t", "file:///w2/t"), ["g1"], ticket=0)
 
     caches.invalidate_table("DB", "T")
     assert caches.schema.peek(("db", "t")) is None and caches.partitions.peek(("db", "t", "p=1")) is None
-    assert caches.files.peek(("db", "t", "file:///w/t/p=1")) is None and caches.partition_values.peek(("db", "t")) is None
+    assert caches.files.peek(("db", "t", "file:///w/t/p=1")) is None and caches.partition_values.peek(("db", "t", "")) is None
     assert caches.schema.peek(("db", "u")) == "schema-u"
     assert caches.files.peek(("db2", "t", "file:///w2/t")) == ["g1"]
     assert caches.names.peek(("db",)) == ("t", "u")  # a table refresh keeps the name lists
@@ -141,7 +141,7 @@ def test_catalog_caches_invalidate_a_table_everywhere_and_nothing_else() -> None
     assert caches.names.peek(()) is None
     assert caches.files.peek(("db2", "t", "file:///w2/t")) == ["g1"]
 
-    caches.file_blocks.put(("file:///w/t/p=1/f1", 10, 1), ((0, 10, ("h",)),))
+    caches.file_blocks.put(("file:///w/t/p=1/f1", 10, 1), ((0, 10, ("h",)),), ticket=0)
     caches.invalidate_all()
     assert all(len(cache) == 0 for cache in caches if cache is not caches.file_blocks)
     assert caches.file_blocks.peek(("file:///w/t/p=1/f1", 10, 1)) is not None  # keyed by identity: never stale
@@ -162,11 +162,11 @@ def test_cache_properties_are_validated() -> None:
 
 def test_a_batch_put_after_an_invalidation_is_not_stored() -> None:
     cache: MetadataCache[str, str] = MetadataCache("c", ttl_seconds=-1, capacity=10)
-    epoch = cache.epoch  # a batch load starts
+    ticket = cache.ticket()  # a batch load starts
     cache.invalidate("k")  # REFRESH returns while it runs
-    assert cache.put("k", "old", epoch=epoch) is False
+    assert cache.put("k", "old", ticket=ticket) is False
     assert cache.peek("k") is None
-    assert cache.put("k", "new", epoch=cache.epoch) is True
+    assert cache.put("k", "new", ticket=cache.ticket()) is True
 
 
 def test_looking_at_the_cache_does_not_change_what_is_evicted() -> None:

@@ -127,9 +127,9 @@ def test_a_disabled_schema_cache_asks_every_time(home: Path, metastore_uri: str,
 def test_refresh_table_drops_entries_even_after_they_were_evicted(session: Session, mixed: str) -> None:
     catalog = session.manager.catalog("hive")
     session.run_one(f"DESCRIBE hive.{mixed}.facts")
-    catalog.caches.partition_values.put((mixed, "facts"), ("dt=1/hr=2",))
-    catalog.caches.files.put((mixed, "facts", "file:///somewhere"), ())
+    catalog.caches.partition_values.put((mixed, "facts", ""), ("dt=1/hr=2",), ticket=catalog.caches.versions.current)
+    catalog.caches.files.put((mixed, "facts", "file:///somewhere"), (), ticket=catalog.caches.versions.current)
     catalog.caches.schema.invalidate((mixed, "facts"))  # as if evicted
     session.run_one(f"REFRESH TABLE hive.{mixed}.facts")
-    assert catalog.caches.partition_values.peek((mixed, "facts")) is None
+    assert catalog.caches.partition_values.peek((mixed, "facts", "")) is None
     assert catalog.caches.files.peek((mixed, "facts", "file:///somewhere")) is None

@@ -1,0 +1,243 @@
+"""One catalog's version counter, change log and delete log.
+
+Every change the catalog learns of (an event, a REFRESH, a load that found something different) takes
+the next number of one monotonically increasing counter, and every cached value is stamped with the
+version at which it was loaded. This gives users a change log (``SHOW CHANGES``) and gives loads a safe
+way to know whether what they fetched is already stale.
+
+A load reads the counter before it asks the metastore (its *ticket*). When it has its answer, it may
+store it only if nothing on the object's line (the catalog, its database, its table, the object itself)
+was dropped or invalidated after the ticket: a table dropped while its definition was being fetched is
+not brought back by that fetch. That is the delete log's job, as in Impala's catalog, and it is precise:
+a REFRESH of one table does not spoil loads of others.
+
+Both logs are bounded. A ticket older than the oldest forgotten cut is treated as spoiled (the load
+still answers its caller; it just is not cached), so bounding never makes the check unsafe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+__all__ = [
+    "CatalogObject", "CATALOG", "ChangeKind", "ChangeSource", "Change", "ChangeLog", "CatalogVersions",
+    "CHANGE_LOG_CAPACITY",
+]
+
+CHANGE_LOG_CAPACITY = 10_000
+
+
+class CatalogObject(NamedTuple):
+    """Something a catalog caches: the catalog itself, a database, a table, or a part of a table.
+
+    ``kind``: catalog, databases (the list of names), database, tables (a database's list of names),
+    table, partitions (a table's partition names), partition, files (one directory's listing).
+    """
+
+    kind: str
+    database: str = ""
+    table: str = ""
+    detail: str = ""
+
+    def lineage(self) -> tuple[CatalogObject, ...]:
+        """The object and every object whose drop or invalidation also makes it stale, outermost first."""
+        line = [CATALOG]
+        if self.database and self.kind != "database":
+            line.append(CatalogObject("database", self.database))
+        if self.table and self.kind != "table":
+            line.append(CatalogObject("table", self.database, self.table))
+        if self != CATALOG:
+            line.append(self)
+        return tuple(line)
+
+    def __str__(self) -> str:
+        if self.kind == "catalog":
+            return "catalog"
+        if self.kind == "databases":
+            return "databases"
+        if self.kind in ("database", "tables"):
+            return f"{self.kind} {self.database}"
+        name = f"{self.database}.{self.table}"
+        if self.kind == "table":
+            return f"table {name}"
+        if self.kind == "partitions":
+            return f"partitions {name}"
+        return f"{self.kind} {name} {self.detail}".rstrip()
+
+    @staticmethod
+    def for_database(database: str) -> CatalogObject:
+        return CatalogObject("database", database)
+
+    @staticmethod
+    def for_table(database: str, table: str) -> CatalogObject:
+        return CatalogObject("table", database, table)
+
+
+CATALOG = CatalogObject("catalog")
+
+
+class ChangeKind(str, Enum):
+    ADDED = "added"
+    CHANGED = "changed"
+    DROPPED = "dropped"
+    INVALIDATED = "invalidated"
+
+
+class ChangeSource(str, Enum):
+    EVENT = "event"
+    REFRESH = "refresh"
+    LOAD = "load"
+
+
+class Change(NamedTuple):
+    version: int
+    kind: ChangeKind
+    object: CatalogObject
+    source: ChangeSource
+
+
+@dataclass(frozen=True)
+class ChangeLog:
+    """Changes after some version, with what a reader needs to know whether it has missed any.
+
+    ``oldest``: the oldest version still in the log (0 when it is empty). A reader who last saw version
+    ``n`` has missed changes when ``truncated`` is true: changes after ``n`` were dropped to bound the log.
+    """
+
+    changes: tuple[Change, ...]
+    oldest: int
+    current: int
+    truncated: bool
+
+
+class CatalogVersions:
+    """The version counter, the bounded change log and the bounded delete log of one catalog."""
+
+    def __init__(self, capacity: int = CHANGE_LOG_CAPACITY, fingerprints: int = 100_000) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be positive, got {capacity}")
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._current = 0
+        self._log: deque[Change] = deque(maxlen=capacity)
+        self._forgotten = 0  # the newest version dropped from the change log
+        self._cuts: OrderedDict[CatalogObject, int] = OrderedDict()  # drop/invalidation versions
+        self._cut_floor = 0  # the newest cut forgotten to bound the delete log
+        self._fingerprints: OrderedDict[CatalogObject, Hashable] = OrderedDict()
+        self._fingerprint_capacity = fingerprints
+
+    @property
+    def current(self) -> int:
+        """The newest version handed out; read it before a load to get the load's ticket."""
+        with self._lock:
+            return self._current
+
+    def record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
+        """Log a change; drops and invalidations also cut the object (spoiling loads in flight)."""
+        with self._lock:
+            return self._record(kind, obj, source)
+
+    def cut(self, obj: CatalogObject) -> int:
+        """Spoil the loads in flight of ``obj`` and everything under it, without logging a change."""
+        with self._lock:
+            self._current += 1
+            self._cut(obj, self._current)
+            return self._current
+
+    def spoiled(self, obj: CatalogObject | None, ticket: int) -> bool:
+        """Whether a load of ``obj`` that began at ``ticket`` must not be stored (Impala's
+        wasObjectRemovedAfter): something on its line was dropped or invalidated after the ticket."""
+        with self._lock:
+            if ticket < self._cut_floor:
+                return True
+            line = (CATALOG,) if obj is None else obj.lineage()
+            return any(self._cuts.get(each, 0) > ticket for each in line)
+
+    def loaded(self, obj: CatalogObject | None, fingerprint: Hashable | None = None,
+               children: Iterable[CatalogObject] | None = None) -> int:
+        """The version to stamp a stored load with; logs what the load found changed since the last one.
+
+        ``fingerprint``: a hashable summary of the loaded value; a reload whose fingerprint differs from
+        the last one is logged as *changed*. ``children``: for a list of names, the objects it names; names
+        that appeared or vanished since the last load are logged as added or dropped.
+        """
+        with self._lock:
+            self._current += 1
+            version = self._current
+            if obj is None or fingerprint is None:
+                return version
+            previous = self._fingerprints.get(obj)
+            self._remember(obj, fingerprint if children is None else tuple(children))
+            if previous is None:
+                return version
+            if children is not None:
+                now = set(self._fingerprints[obj])  # type: ignore[arg-type]
+                before = set(previous)  # type: ignore[arg-type]
+                for child in sorted(now - before):
+                    self._record(ChangeKind.ADDED, child, ChangeSource.LOAD)
+                for child in sorted(before - now):
+                    self._record(ChangeKind.DROPPED, child, ChangeSource.LOAD)
+            elif previous != fingerprint:
+                self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
+            return version
+
+    def changes(self, since: int = 0) -> ChangeLog:
+        """The logged changes with a version above ``since``, oldest first."""
+        with self._lock:
+            found = tuple(change for change in self._log if change.version > since)
+            oldest = self._log[0].version if self._log else 0
+            return ChangeLog(found, oldest, self._current, truncated=since < self._forgotten)
+
+    def removed_at(self, obj: CatalogObject) -> int | None:
+        """The version of the newest drop or invalidation of ``obj`` itself, if the delete log has it."""
+        with self._lock:
+            return self._cuts.get(obj)
+
+    def _record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
+        self._current += 1
+        version = self._current
+        if len(self._log) == self._log.maxlen:
+            self._forgotten = self._log[0].version
+        self._log.append(Change(version, kind, obj, source))
+        if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
+            self._cut(obj, version)
+        if source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:
+            # Logged already: the next load must not log the same change again, nor its parent list's diff.
+            self._fingerprints.pop(obj, None)
+            parent = _parent_list(obj)
+            if parent is not None:
+                self._fingerprints.pop(parent, None)
+        return version
+
+    def _cut(self, obj: CatalogObject, version: int) -> None:
+        if obj == CATALOG:
+            # Everything is spoiled: older cuts say nothing more, and keeping them would only cost memory.
+            self._cut_floor = max(self._cut_floor, max(self._cuts.values(), default=0))
+            self._cuts.clear()
+        self._cuts[obj] = version
+        self._cuts.move_to_end(obj)
+        while len(self._cuts) > self.capacity:
+            _, forgotten = self._cuts.popitem(last=False)
+            self._cut_floor = max(self._cut_floor, forgotten)
+
+    def _remember(self, obj: CatalogObject, fingerprint: Hashable) -> None:
+        self._fingerprints[obj] = fingerprint
+        self._fingerprints.move_to_end(obj)
+        while len(self._fingerprints) > self._fingerprint_capacity:
+            self._fingerprints.popitem(last=False)
+
+
+def _parent_list(obj: CatalogObject) -> CatalogObject | None:
+    """The list of names that names ``obj`` (a database's tables, a table's partitions), if any."""
+    if obj.kind == "database":
+        return CatalogObject("databases")
+    if obj.kind == "table":
+        return CatalogObject("tables", obj.database)
+    if obj.kind == "partition":
+        return CatalogObject("partitions", obj.database, obj.table)
+    return None
