@@ -1,9 +1,18 @@
 """Planning Iceberg tables: pyiceberg's scan planning of the current snapshot, each data file cut by the
-rule and carrying the delete files that apply to it."""
+rule and carrying the delete files that apply to it.
+
+pyiceberg (0.12) matches position deletes to data files but refuses equality deletes outright, so its
+manifest planner is run with the equality delete entries taken aside, and they are matched here by the
+spec's rule: an equality delete applies to a data file of an older data sequence number (strictly)
+that is in its partition, or to every data file when its spec is unpartitioned.
+"""
 
 from __future__ import annotations
 
+import bisect
 import time
+from collections.abc import Iterable
+from typing import Any
 
 from hms_catalog.errors import PlanningError
 from hms_catalog.formats._paths import normalize_location
@@ -30,6 +39,71 @@ def _partition_values(task, spec) -> tuple[tuple[str, str | None], ...]:  # type
     return tuple(values)
 
 
+class _EqualityDeletes:
+    """Equality delete files by (spec id, partition), each list in data sequence number order."""
+
+    def __init__(self, entries: Iterable[Any], unpartitioned: set[int]) -> None:
+        by_key: dict[Any, list[tuple[int, Any]]] = {}
+        for entry in entries:
+            data = entry.data_file
+            key = None if data.spec_id in unpartitioned else (data.spec_id, data.partition)
+            by_key.setdefault(key, []).append((entry.sequence_number or 0, data))
+        self._files = {key: sorted(pairs, key=lambda pair: pair[0]) for key, pairs in by_key.items()}
+        self._sequences = {key: [seq for seq, _ in pairs] for key, pairs in self._files.items()}
+
+    def for_data_file(self, sequence_number: int, data_file: Any) -> list[Any]:
+        found = []
+        for key in (None, (data_file.spec_id, data_file.partition)):
+            if key in self._files:
+                first = bisect.bisect_right(self._sequences[key], sequence_number)  # newer deletes only
+                found.extend(data for _, data in self._files[key][first:])
+        return found
+
+
+def _plan_tasks(static: Any, row_filter: Any) -> list[tuple[Any, list[Any]]]:
+    """pyiceberg's scan tasks of the current snapshot, each with the equality delete files for its file."""
+    from pyiceberg.manifest import DataFileContent
+
+    try:
+        from pyiceberg.table import ManifestGroupPlanner
+    except ImportError:  # pyiceberg before 0.12: its own planning, which refuses equality deletes
+        return [(task, []) for task in static.scan(row_filter=row_filter, case_sensitive=False).plan_files()]
+
+    class Planner(ManifestGroupPlanner):  # type: ignore[misc]
+        def _build_metrics_evaluator(self) -> Any:
+            # Column metrics prune data files only: an equality delete whose values miss the filter can
+            # still delete a row that the filter lets through on its other columns.
+            might_match = super()._build_metrics_evaluator()
+            return lambda file: file.content != DataFileContent.DATA or might_match(file)
+
+    snapshot = static.current_snapshot()
+    if snapshot is None:
+        return []
+    equality: list[Any] = []
+    sequences: dict[str, int] = {}
+
+    def keep(entry: Any) -> bool:
+        content = entry.data_file.content
+        if content == DataFileContent.EQUALITY_DELETES:
+            equality.append(entry)
+            return False
+        if content == DataFileContent.DATA:
+            sequences[entry.data_file.file_path] = entry.sequence_number or 0
+        return True
+
+    planner = Planner(static.metadata, static.io, row_filter=row_filter, case_sensitive=False)
+    tasks = list(planner.plan_files(snapshot.manifests(static.io), manifest_entry_filter=keep))
+    if not equality:
+        return [(task, []) for task in tasks]
+    index = _EqualityDeletes(equality, {i for i, spec in static.metadata.specs().items() if spec.is_unpartitioned()})
+    return [(task, index.for_data_file(sequences[task.file.file_path], task.file)) for task in tasks]
+
+
+def _delete_file(d: Any) -> DeleteFile:
+    return DeleteFile(d.file_path, d.content.name.lower(), d.file_format.name.lower(), int(d.file_size_in_bytes),
+                      tuple(d.equality_ids or ()))
+
+
 def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     from pyiceberg.table import StaticTable
 
@@ -40,29 +114,25 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     started = time.perf_counter()
     try:
         static = StaticTable.from_metadata(normalize_location(location), properties=ctx.io_properties)
-        tasks = list(static.scan(row_filter=to_iceberg_filter(where, static.schema()), case_sensitive=False).plan_files())
+        tasks = _plan_tasks(static, to_iceberg_filter(where, static.schema()))
     except (OSError, ValueError) as error:
         raise PlanningError(f"cannot plan Iceberg table {table.dbName}.{table.tableName}: {error}") from error
     listing_seconds = time.perf_counter() - started
-    spec = static.spec()
+    specs = static.metadata.specs()
     started = time.perf_counter()
     splits = []
     files = size = 0
-    entries = with_blocks([(t.file.file_path, int(t.file.file_size_in_bytes), 0) for t in tasks],
+    entries = with_blocks([(t.file.file_path, int(t.file.file_size_in_bytes), 0) for t, _ in tasks],
                           ctx.caches, ctx.locator, ctx.config.block_size)
     with paused_gc():
-        for task, entry in zip(tasks, entries):
+        for (task, equality), entry in zip(tasks, entries):
             data = task.file
-            deletes = tuple(
-                DeleteFile(d.file_path, d.content.name.lower(), d.file_format.name.lower(), int(d.file_size_in_bytes),
-                           tuple(d.equality_ids or ()))
-                for d in sorted(task.delete_files, key=lambda d: d.file_path)
-            )
+            deletes = tuple(_delete_file(d) for d in sorted([*task.delete_files, *equality], key=lambda d: d.file_path))
             files += 1
             size += entry.size
             splits.extend(cut_file(
                 entry, ctx.config, file_format=data.file_format.name.lower(),
-                partition_values=_partition_values(task, spec), delete_files=deletes,
+                partition_values=_partition_values(task, specs[data.spec_id]), delete_files=deletes,
             ))
     notes = [f"snapshot {static.current_snapshot().snapshot_id}" if static.current_snapshot() else "no snapshot: empty table"]
     return FormatPlan(splits, files, size, listing_seconds=listing_seconds,

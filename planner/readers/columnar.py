@@ -2,6 +2,8 @@
 
 Every row group (stripe) starts in exactly one split, so across a file's splits each row is read once.
 A read that needs no data column (``count(*)``) takes row counts from the footer and decodes nothing.
+``split_row_spans`` says where the rows a split reads sit in their file (Iceberg position deletes count
+rows from the file's start).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
+from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.schema import Column
 from planner.plan import Split
 from planner.readers._common import open_split_file, rows_only, shape_batch
 
-__all__ = ["read_parquet_split", "read_orc_split", "parquet_row_groups", "orc_stripes"]
+__all__ = ["read_parquet_split", "read_orc_split", "parquet_row_groups", "orc_stripes", "split_row_spans"]
 
 
 def parquet_row_groups(metadata: pq.FileMetaData, start: int, length: int) -> list[int]:
@@ -28,6 +31,28 @@ def parquet_row_groups(metadata: pq.FileMetaData, start: int, length: int) -> li
         if start <= first < start + length:
             chosen.append(index)
     return chosen
+
+
+def _spans(rows: Sequence[int], chosen: Sequence[int]) -> list[tuple[int, int]]:
+    firsts, first = [], 0
+    for count in rows:
+        firsts.append(first)
+        first += count
+    return [(firsts[index], rows[index]) for index in chosen]
+
+
+def split_row_spans(split: Split) -> list[tuple[int, int]]:
+    """(first row in the file, rows) of each row group or stripe that reading ``split`` returns, in the
+    order it returns them: the rows of a read are these spans one after the other."""
+    with open_split_file(split) as handle:
+        if split.file_format == "parquet":
+            metadata = pq.ParquetFile(handle).metadata
+            rows = [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
+            return _spans(rows, parquet_row_groups(metadata, split.start, split.length))
+        if split.file_format == "orc":
+            stripes = orc_stripes(orc.ORCFile(handle).reader.serialized_file_tail())
+            return _spans([count for _, count in stripes], orc_split_stripes(stripes, split.start, split.length))
+    raise UnsupportedTableError(f"{split.file_format} files have no row groups or stripes ({split.path})")
 
 
 def _file_columns(names: Sequence[str], wanted: Sequence[Column]) -> list[str]:
@@ -88,13 +113,18 @@ def orc_stripes(tail: bytes) -> list[tuple[int, int]]:
     return stripes
 
 
+def orc_split_stripes(stripes: Sequence[tuple[int, int]], start: int, length: int) -> list[int]:
+    """Stripes whose offset is in range."""
+    return [index for index, (offset, _) in enumerate(stripes) if start <= offset < start + length]
+
+
 def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema,
                    table_columns: Sequence[Column] | None = None) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
     with open_split_file(split) as handle:
         reader = orc.ORCFile(handle)
         stripe_rows = orc_stripes(reader.reader.serialized_file_tail())
-        stripes = [i for i, (offset, _) in enumerate(stripe_rows) if split.start <= offset < split.start + split.length]
+        stripes = orc_split_stripes(stripe_rows, split.start, split.length)
         if not stripes:
             return
         if not any(not c.partition for c in columns):

@@ -27,23 +27,27 @@ POSITION_DELETE_SCHEMA = pa.schema([
 ])
 
 
-def _write(table: Any, rows: pa.Table, prefix: str) -> tuple[str, int]:
+def _write(table: Any, rows: pa.Table, prefix: str) -> tuple[str, int, Any]:
     path = table.location_provider().new_data_location(f"{prefix}-{uuid.uuid4()}.parquet")
     output = table.io.new_output(path)
     with output.create() as stream:
         pq.write_table(rows, stream)
-    return path, len(table.io.new_input(path))
+    written = table.io.new_input(path)
+    with written.open() as stream:
+        metadata = pq.read_metadata(stream)
+    return path, len(written), metadata
 
 
 def _delete_data_file(table: Any, content: Any, path: str, size: int, rows: int, partition: Any,
-                      equality_ids: list[int] | None) -> Any:
+                      equality_ids: list[int] | None, metrics: dict[str, Any] | None = None) -> Any:
     from pyiceberg.manifest import DataFile, FileFormat
     from pyiceberg.typedef import Record
 
     return DataFile.from_args(
         content=content, file_path=path, file_format=FileFormat.PARQUET,
-        partition=partition if partition is not None else Record(), record_count=rows, file_size_in_bytes=size,
+        partition=partition if partition is not None else Record(), file_size_in_bytes=size,
         sort_order_id=None, spec_id=table.metadata.default_spec_id, equality_ids=equality_ids, key_metadata=None,
+        **(metrics or {"record_count": rows}),
     )
 
 
@@ -53,22 +57,33 @@ def position_delete_file(table: Any, positions: Mapping[str, Iterable[int]], par
 
     pairs = sorted((path, int(pos)) for path, listed in positions.items() for pos in set(listed))
     rows = pa.Table.from_pylist([{"file_path": p, "pos": n} for p, n in pairs], schema=POSITION_DELETE_SCHEMA)
-    path, size = _write(table, rows, "pos-deletes")
+    path, size, _ = _write(table, rows, "pos-deletes")
     return _delete_data_file(table, DataFileContent.POSITION_DELETES, path, size, rows.num_rows, partition, None)
 
 
 def equality_delete_file(table: Any, columns: Sequence[str], rows: Sequence[Mapping[str, Any]],
                          partition: Any = None) -> Any:
-    """An equality delete file on ``columns``: a data row equal to one of ``rows`` in all of them is deleted."""
-    from pyiceberg.io.pyarrow import schema_to_pyarrow
+    """An equality delete file on ``columns``: a data row equal to one of ``rows`` in all of them is deleted.
+
+    Its column metrics (bounds, null counts) are recorded as pyiceberg records a data file's, as writers do.
+    """
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+        schema_to_pyarrow,
+    )
     from pyiceberg.manifest import DataFileContent
 
     schema = table.schema()
     ids = [schema.find_field(name).field_id for name in columns]
-    arrow_schema = schema_to_pyarrow(schema.select(*columns))
-    data = pa.Table.from_pylist([dict(row) for row in rows], schema=arrow_schema)
-    path, size = _write(table, data, "eq-deletes")
-    return _delete_data_file(table, DataFileContent.EQUALITY_DELETES, path, size, data.num_rows, partition, ids)
+    key_schema = schema.select(*columns)
+    data = pa.Table.from_pylist([dict(row) for row in rows], schema=schema_to_pyarrow(key_schema))
+    path, size, metadata = _write(table, data, "eq-deletes")
+    metrics = data_file_statistics_from_parquet_metadata(
+        metadata, compute_statistics_plan(key_schema, table.metadata.properties), parquet_path_to_id_mapping(key_schema))
+    return _delete_data_file(table, DataFileContent.EQUALITY_DELETES, path, size, data.num_rows, partition, ids,
+                             metrics.to_serialized_dict())
 
 
 def commit_deletes(table: Any, delete_files: Sequence[Any]) -> None:
