@@ -32,7 +32,13 @@ class DeleteFile(NamedTuple):
 
 
 class Split(NamedTuple):
-    """One unit of reading. A NamedTuple: immutable, picklable and cheap to make by the million."""
+    """One unit of reading. A NamedTuple: immutable, picklable and cheap to make by the million.
+
+    A split with ``log_files`` (a Hudi merge-on-read file slice) also names its ``table_root`` and the
+    ``snapshot`` (commit instant) the plan was made at: merging needs the table's configs and timeline, and
+    every split of a plan must read the same commit, as Hudi's own realtime splits carry their base path and
+    latest commit.
+    """
 
     path: str
     start: int
@@ -44,6 +50,8 @@ class Split(NamedTuple):
     file_format: str
     delete_files: tuple[DeleteFile, ...] = ()
     log_files: tuple[str, ...] = ()
+    table_root: str | None = None
+    snapshot: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = self._asdict()
@@ -67,6 +75,8 @@ class Split(NamedTuple):
                 for d in data.get("delete_files", ())
             ),
             log_files=tuple(data.get("log_files", ())),
+            table_root=data.get("table_root"),
+            snapshot=data.get("snapshot"),
         )
 
 

@@ -51,12 +51,12 @@ def cut_file(
         last = len(offsets) - 1
         return [
             make(Split, (path, start, length, size_, mtime, block_hosts[min(start // block_size, last)],
-                         partition_values, file_format, delete_files, log_files))
+                         partition_values, file_format, delete_files, log_files, None, None))
             for start, length in ranges
         ]
     return [
         make(Split, (path, start, length, size_, mtime, hosts_at(start, offsets, block_hosts),
-                     partition_values, file_format, delete_files, log_files))
+                     partition_values, file_format, delete_files, log_files, None, None))
         for start, length in ranges
     ]
 
