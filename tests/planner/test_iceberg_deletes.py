@@ -246,3 +246,64 @@ def test_partitioned_deletes_stay_in_their_partition(partitioned: Deleted, sessi
     kinds = {dict(s.partition_values)["region"]: {d.content for d in s.delete_files} for s in plan.splits}
     assert kinds == {"eu": {"position_deletes"}, "us": {"equality_deletes"}}
     assert _read_rows(plan) == _rows(partitioned.expected)
+
+
+def test_equality_deletes_apply_by_sequence_number_and_partition() -> None:
+    """The spec's rule on plain values: newer deletes only, same spec and partition, or an unpartitioned spec."""
+    from types import SimpleNamespace
+
+    from planner.iceberg_planner import _EqualityDeletes
+
+    def entry(sequence: int, spec: int, partition: tuple[str, ...], name: str) -> Any:
+        return SimpleNamespace(sequence_number=sequence, data_file=SimpleNamespace(spec_id=spec, partition=partition, name=name))
+
+    index = _EqualityDeletes([entry(2, 0, (), "global"), entry(3, 1, ("eu",), "eu@3"), entry(5, 1, ("us",), "us@5"),
+                              entry(4, 1, ("eu",), "eu@4")], unpartitioned={0})
+
+    def applied(sequence: int, spec: int, partition: tuple[str, ...]) -> list[str]:
+        return sorted(d.name for d in index.for_data_file(sequence, SimpleNamespace(spec_id=spec, partition=partition)))
+
+    assert applied(1, 1, ("eu",)) == ["eu@3", "eu@4", "global"]
+    assert applied(3, 1, ("eu",)) == ["eu@4"]  # a delete of the data's own sequence number does not apply
+    assert applied(2, 1, ("us",)) == ["us@5"]
+    assert applied(5, 1, ("us",)) == []
+    assert applied(1, 2, ("eu",)) == ["global"]  # another spec: only the unpartitioned delete
+
+
+def test_orc_data_files_map_positions_by_stripe(tmp_path: Path) -> None:
+    """ORC data files: positions count across stripes, splits take the stripes that start in them; an ORC
+    position delete file and a Parquet equality delete file on a column the read does not ask for."""
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    from hms_catalog.formats.schema import Column
+    from hms_catalog.types import BigIntType, StringType
+    from planner.plan import DeleteFile, Split
+    from planner.split_rule import split_ranges
+
+    data = tmp_path / "data.orc"
+    orc.write_table(pa.table({"id": pa.array(range(20000), pa.int64()), "name": [f"n{i}" for i in range(20000)]}),
+                    str(data), stripe_size=4096, batch_size=1024)
+    assert orc.ORCFile(str(data)).nstripes > 10
+    path = f"file:{data}"
+    positions = tmp_path / "positions.orc"
+    orc.write_table(pa.table({"file_path": [path] * 5 + [f"{path}.other"], "pos": pa.array([0, 1023, 1024, 5000, 19999, 3], pa.int64())}),
+                    str(positions))
+    keys = tmp_path / "keys.parquet"
+    pq.write_table(pa.table({"label": pa.array(["n7", "n10000", "none"])},
+                            schema=pa.schema([pa.field("label", pa.string(), metadata={b"PARQUET:field_id": b"2"})])), str(keys))
+    position_file = DeleteFile(f"file:{positions}", "position_deletes", "orc", positions.stat().st_size)
+    key_file = DeleteFile(f"file:{keys}", "equality_deletes", "parquet", keys.stat().st_size, (2,))
+    size = data.stat().st_size
+    columns = [Column("id", BigIntType(), "bigint", field_id=1), Column("name", StringType(), "string", field_id=2)]
+    target = pa.schema([pa.field("id", pa.int64())])
+
+    def read(deletes: tuple[DeleteFile, ...], wanted: list[Column], schema: pa.Schema) -> list[pa.RecordBatch]:
+        splits = [Split(path, start, length, size, None, (), (), "orc", deletes) for start, length in split_ranges(size, 16384)]
+        assert len(splits) > 3
+        return [b for s in splits for b in read_split(s, wanted, schema, table_columns=columns)]
+
+    ids = [i for b in read((position_file, key_file), columns[:1], target) for i in b.column(0).to_pylist()]
+    assert sorted(ids) == sorted(set(range(20000)) - {0, 1023, 1024, 5000, 19999, 7, 10000})
+    counted = read((position_file,), [], pa.schema([]))
+    assert sum(b.num_rows for b in counted) == 20000 - 5 and all(b.num_columns == 0 for b in counted)
