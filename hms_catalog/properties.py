@@ -46,6 +46,10 @@ __all__ = [
     "RECURSIVE_DIRECTORIES",
     "IGNORE_ABSENT_PARTITIONS",
     "LISTING_PARALLELISM",
+    "EVENTS_ENABLED",
+    "EVENTS_BATCH_SIZE",
+    "EVENTS_POLLING_INTERVAL_MS",
+    "EventsConfig",
     "MetastoreUri",
     "ClientConfig",
     "CacheConfig",
@@ -108,6 +112,14 @@ RECURSIVE_DIRECTORIES = "hive.recursive_directories"
 IGNORE_ABSENT_PARTITIONS = "hive.ignore_absent_partitions"
 LISTING_PARALLELISM = "file.listing.parallelism"
 LISTING_PARALLELISM_DEFAULT = 8
+
+# Following the metastore's notification log (Doris's names). Off by default: it needs a metastore that
+# writes the log (DbNotificationListener or the embedded metastore's listener).
+EVENTS_ENABLED = "hive.enable_hms_events_incremental_sync"
+EVENTS_BATCH_SIZE = "hive.hms_events_batch_size_per_rpc"
+EVENTS_BATCH_SIZE_DEFAULT = 500
+EVENTS_POLLING_INTERVAL_MS = "hive.hms_events_polling_interval_ms"
+EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
 
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
@@ -198,6 +210,24 @@ class ScanConfig:
 
 
 @dataclass(frozen=True)
+class EventsConfig:
+    """Whether and how often a catalog reads the metastore's notification log (interval in seconds)."""
+
+    enabled: bool = False
+    batch_size: int = EVENTS_BATCH_SIZE_DEFAULT
+    polling_interval: float = EVENTS_POLLING_INTERVAL_MS_DEFAULT / 1000.0
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> EventsConfig:
+        interval = property_as_int(props, EVENTS_POLLING_INTERVAL_MS, EVENTS_POLLING_INTERVAL_MS_DEFAULT, minimum=1)
+        return cls(
+            enabled=property_as_bool(props, EVENTS_ENABLED, False),
+            batch_size=property_as_int(props, EVENTS_BATCH_SIZE, EVENTS_BATCH_SIZE_DEFAULT, minimum=1),
+            polling_interval=interval / 1000.0,
+        )
+
+
+@dataclass(frozen=True)
 class CatalogConfig:
     """The validated, typed form of one catalog's properties."""
 
@@ -205,6 +235,7 @@ class CatalogConfig:
     raw: Mapping[str, str]
     caches: CacheConfig = CacheConfig()
     scan: ScanConfig = ScanConfig()
+    events: EventsConfig = EventsConfig()
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -229,7 +260,7 @@ class CatalogConfig:
         )
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
-            scan=ScanConfig.from_properties(props),
+            scan=ScanConfig.from_properties(props), events=EventsConfig.from_properties(props),
         )
 
 

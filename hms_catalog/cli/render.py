@@ -50,6 +50,8 @@ class TextRenderer:
         lines.append(rule)
         count = len(result.rows)
         lines.append(f"{count} row{'s' if count != 1 else ''} in set")
+        if result.message:
+            lines.append(result.message)
         return "\n".join(lines)
 
     def error(self, statement: str, message: str) -> str | None:
@@ -78,14 +80,14 @@ class JsonRenderer:
     """One JSON object per statement, on one line."""
 
     def result(self, statement: str, result: Result) -> str:
-        return json.dumps(
-            {
-                "statement": statement,
-                "columns": list(result.columns),
-                "rows": [[_json_value(v) for v in row] for row in result.rows],
-            },
-            ensure_ascii=False,
-        )
+        answer: dict[str, Any] = {
+            "statement": statement,
+            "columns": list(result.columns),
+            "rows": [[_json_value(v) for v in row] for row in result.rows],
+        }
+        if result.message and result.columns:
+            answer["message"] = result.message
+        return json.dumps(answer, ensure_ascii=False)
 
     def error(self, statement: str, message: str) -> str | None:
         return json.dumps({"statement": statement, "error": message}, ensure_ascii=False)

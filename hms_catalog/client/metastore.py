@@ -61,6 +61,15 @@ class MetastoreClient:
     def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
         return list(self._call("get_partitions_by_names", database, table, names, missing=("table", f"{database}.{table}")))
 
+    def get_current_notification_event_id(self) -> int:
+        """The id of the newest event in the metastore's notification log."""
+        return int(self._call("get_current_notificationEventId").eventId)
+
+    def get_next_notification(self, last_event: int, max_events: int) -> list[ttypes.NotificationEvent]:
+        """Up to ``max_events`` events after ``last_event``, oldest first."""
+        request = ttypes.NotificationEventRequest(lastEvent=last_event, maxEvents=max_events)
+        return list(self._call("get_next_notification", request).events or [])
+
     def _call(self, method: str, *args: Any, missing: tuple[str, str] | None = None) -> Any:
         try:
             return self.pool.call(method, *args)

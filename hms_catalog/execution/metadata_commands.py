@@ -1,4 +1,5 @@
-"""SHOW CACHE, SHOW SCHEMA CACHE and SHOW TABLE STATUS: what the catalog knows and how it knows it."""
+"""SHOW CACHE, SHOW SCHEMA CACHE, SHOW TABLE STATUS and SHOW CHANGES: what the catalog knows, how it
+knows it, and what changed."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from hms_catalog.execution.session import Session, register
 from hms_catalog.formats.metadata import TableMetadata
 from hms_catalog.sql import ast
 
-__all__ = ["CACHE_COLUMNS", "SCHEMA_CACHE_COLUMNS", "TABLE_STATUS_COLUMNS"]
+__all__ = ["CACHE_COLUMNS", "SCHEMA_CACHE_COLUMNS", "TABLE_STATUS_COLUMNS", "CHANGES_COLUMNS"]
 
 CACHE_COLUMNS = ("Cache", "Entries", "Capacity", "TtlSeconds", "Hits", "Misses", "Loads", "Evictions", "AvgLoadMs")
 SCHEMA_CACHE_COLUMNS = ("Database", "Table", "Format", "Columns", "LoadedAt", "AgeSeconds", "Hits")
-TABLE_STATUS_COLUMNS = ("Name", "Format", "FileFormat", "Location", "PartitionKeys", "Reason")
+TABLE_STATUS_COLUMNS = ("Name", "Format", "FileFormat", "Location", "PartitionKeys", "Reason", "Version")
+CHANGES_COLUMNS = ("Version", "Kind", "Object", "Source")
 
 
 def _iso(epoch: float) -> str:
@@ -55,10 +57,36 @@ def show_table_status(session: Session, statement: ast.ShowTableStatus) -> Resul
         matcher = like_matcher(statement.pattern)
         names = tuple(name for name in names if matcher.fullmatch(name))
     rows = []
+    schema_cache = session.catalog(statement.database.catalog if statement.database else None).caches.schema
     for metadata in database.tables_metadata(names):
         detection = metadata.detection
+        name = metadata.table.tableName.lower()
         rows.append((
-            metadata.table.tableName.lower(), detection.format.value, detection.file_format, detection.location,
-            ",".join(metadata.partition_key_names), detection.reason,
+            name, detection.format.value, detection.file_format, detection.location,
+            ",".join(metadata.partition_key_names), detection.reason, schema_cache.version_of((database.name, name)),
         ))
     return Result.table(TABLE_STATUS_COLUMNS, rows)
+
+
+@register(ast.ShowChanges)
+def show_changes(session: Session, statement: ast.ShowChanges) -> Result:
+    """The change log after a version, with the versions a caller needs to know whether it fell behind."""
+    catalog = session.catalog(statement.catalog)
+    since = statement.since or 0
+    log = catalog.versions.changes(since)
+    rows = [(change.version, change.kind.value, str(change.object), change.source.value) for change in log.changes]
+    notes = [f"current version {log.current}", f"oldest retained version {log.oldest}"]
+    if log.truncated:
+        notes.append(f"changes after version {since} were dropped from the log (it keeps "
+                     f"{catalog.versions.capacity}): REFRESH what you depend on")
+    follower = catalog.follower
+    if follower is None:
+        notes.append("metastore events are not followed (hive.enable_hms_events_incremental_sync is false)")
+    else:
+        status = follower.status()
+        notes.append(
+            f"following metastore events: last event {status.last_event_id}, {status.applied} applied, "
+            f"{status.superseded} superseded, {status.full_invalidations} full invalidations"
+            if status.last_event_id is not None else "metastore events are followed from the catalog's first use"
+        )
+    return Result.table(CHANGES_COLUMNS, rows, message="; ".join(notes))

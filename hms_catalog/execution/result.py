@@ -17,8 +17,10 @@ class Result:
     message: str = ""
 
     @classmethod
-    def table(cls, columns: tuple[str, ...] | list[str], rows: list[tuple[Any, ...]] | list[list[Any]]) -> Result:
-        return cls(columns=tuple(columns), rows=tuple(tuple(row) for row in rows))
+    def table(cls, columns: tuple[str, ...] | list[str], rows: list[tuple[Any, ...]] | list[list[Any]],
+              message: str = "") -> Result:
+        """Rows under ``columns``; ``message`` says what the rows alone cannot (shown under them)."""
+        return cls(columns=tuple(columns), rows=tuple(tuple(row) for row in rows), message=message)
 
     @classmethod
     def done(cls, message: str) -> Result:

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.catalog_caches import DATABASE_NAMES_KEY
+from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource
+from hms_catalog.events import EventApplier, EventFollower
+from hms_catalog._lazy import Lazy
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 
@@ -25,6 +28,9 @@ class ExternalCatalog:
     Creating it makes no metastore call; each level fetches only what is asked of it, once. Database and
     table handles are made on demand without asking the metastore whether they exist: the first real
     use (DESCRIBE, SHOW TABLES) finds out, so ``DESCRIBE cat.db.t`` on a cold catalog is one get_table.
+
+    With ``hive.enable_hms_events_incremental_sync``, the first use also reads the metastore's newest
+    event id (before anything is loaded) and starts following the notification log; :meth:`close` stops it.
     """
 
     def __init__(
@@ -40,6 +46,11 @@ class ExternalCatalog:
         self.caches = caches if caches is not None else CatalogCaches.from_config(config.caches)
         self._lock = threading.Lock()
         self._databases: dict[str, ExternalDatabase] = {}
+        self.follower: EventFollower | None = None
+        if config.events.enabled:
+            applier = EventApplier(self.caches, on_database=self._forget_database)
+            self.follower = EventFollower(definition.name, client, applier, config.events, self._invalidate_all)
+        self._following = Lazy(self._start_following)
 
     @property
     def name(self) -> str:
@@ -48,12 +59,18 @@ class ExternalCatalog:
     def metrics(self) -> MetricsSnapshot:
         return self.client.metrics()
 
+    @property
+    def versions(self) -> CatalogVersions:
+        return self.caches.versions
+
     def database_names(self) -> tuple[str, ...]:
         """Names of the databases, lower-case and sorted: one get_all_databases."""
+        self._following.get()
         return self.caches.names.get(DATABASE_NAMES_KEY, self._load_database_names)
 
     def database(self, name: str) -> ExternalDatabase:
-        """The handle of ``name``; makes no metastore call."""
+        """The handle of ``name``; makes no metastore call (but the catalog's first use starts its follower)."""
+        self._following.get()
         key = name.lower()
         with self._lock:
             found = self._databases.get(key)
@@ -67,18 +84,34 @@ class ExternalCatalog:
     def table(self, database: str, name: str) -> ExternalTable:
         return self.database(database).table(name)
 
-    def refresh(self) -> None:
+    def refresh(self, source: ChangeSource = ChangeSource.REFRESH) -> None:
         """Forget every name list and everything cached of every database and table."""
+        self.versions.record(ChangeKind.INVALIDATED, CATALOG, source)
         self.caches.invalidate_all()
         with self._lock:
             self._databases.clear()  # the handles hold only their database's definition: new ones start cold
 
     def refresh_database(self, name: str) -> None:
+        self.versions.record(ChangeKind.INVALIDATED, CatalogObject.for_database(name.lower()), ChangeSource.REFRESH)
         self.database(name).refresh()
 
     def close(self) -> None:
-        """Close the metastore connections; idempotent."""
+        """Stop following events and close the metastore connections; idempotent."""
+        if self.follower is not None:
+            self.follower.stop()
         self.client.close()
+
+    def _start_following(self) -> bool:
+        if self.follower is not None:
+            self.follower.start()
+        return True
+
+    def _invalidate_all(self, reason: str) -> None:
+        self.refresh(ChangeSource.EVENT)
+
+    def _forget_database(self, name: str) -> None:
+        with self._lock:
+            self._databases.pop(name, None)
 
     def _load_database_names(self) -> tuple[str, ...]:
         return tuple(sorted(name.lower() for name in self.client.get_all_databases()))

@@ -104,7 +104,7 @@ class ExternalDatabase:
         self._definition.reset()
 
     def refresh_table(self, name: str) -> None:
-        self._caches.invalidate_table(self.name, name.lower())
+        self.table(name).refresh()
 
     def _load_table_names(self) -> tuple[str, ...]:
         names = self._client.get_all_tables(self.name)

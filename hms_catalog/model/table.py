@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 
@@ -71,8 +72,14 @@ class ExternalTable:
     def schema(self) -> TableSchema:
         return self.metadata.schema
 
+    @property
+    def version(self) -> int | None:
+        """The catalog version this table's definition was loaded at (None when it is not loaded)."""
+        return self._caches.schema.version_of(self.key)
+
     def refresh(self) -> None:
         """Drop this table's schema, partitions and file listings from every cache."""
+        self._caches.versions.record(ChangeKind.INVALIDATED, CatalogObject.for_table(*self.key), ChangeSource.REFRESH)
         self._caches.invalidate_table(self.database, self.name)
 
     def _load(self) -> TableMetadata:

@@ -21,6 +21,7 @@ __all__ = [
     "AlterCatalogProperties",
     "RenameCatalog",
     "ShowCatalogs",
+    "ShowChanges",
     "ShowCreateCatalog",
     "SwitchCatalog",
     "UseDatabase",
@@ -150,6 +151,14 @@ class RefreshTable(Statement):
 @dataclass(frozen=True)
 class ShowCache(Statement):
     catalog: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowChanges(Statement):
+    """The catalog's change log after version ``since`` (all retained changes when None)."""
+
+    catalog: str | None = None
+    since: int | None = None
 
 
 @dataclass(frozen=True)

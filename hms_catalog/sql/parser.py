@@ -31,6 +31,7 @@ from hms_catalog.sql.ast import (
     Query,
     ShowCache,
     ShowCatalogs,
+    ShowChanges,
     ShowCreateCatalog,
     ShowDatabases,
     ShowSchemaCache,
@@ -134,6 +135,17 @@ def _show_cache(cur: Cursor) -> Statement:
     return ShowCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
+def _show_changes(cur: Cursor) -> Statement:
+    catalog = _catalog_name(cur) if cur.match_keyword("FROM") else None
+    since = None
+    if cur.match_keyword("SINCE"):
+        token = cur.peek()
+        if token.type is not TokenType.NUMBER or not token.value.isdigit():
+            raise cur.expected("a version number (a whole number, as SHOW CHANGES reports them)", after="SINCE")
+        since = int(cur.advance().value)
+    return ShowChanges(catalog, since)
+
+
 def _show_schema_cache(cur: Cursor) -> Statement:
     return ShowSchemaCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
 
@@ -199,6 +211,7 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("SHOW", "CREATE", "CATALOG"): _show_create_catalog,
         ("SHOW", "TABLE", "STATUS"): _show_table_status,
         ("SHOW", "CACHE"): _show_cache,
+        ("SHOW", "CHANGES"): _show_changes,
         ("SHOW", "SCHEMA", "CACHE"): _show_schema_cache,
         ("SHOW", "SPLITS"): _show_splits,
         ("EXPLAIN", "SPLITS"): _explain_splits,

@@ -181,8 +181,8 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ),
     ("`SHOW` CATALOGS", 1, 1, "`SHOW`", "unknown statement '`SHOW`'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, REFRESH, SHOW, SWITCH, USE"),
     ("SHOW TABLE", 1, 11, "<end of input>", "expected STATUS after SHOW TABLE"),
-    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, SCHEMA or SPLITS after SHOW"),
-    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, SCHEMA or SPLITS after SHOW"),
+    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
+    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
     ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG after SHOW CREATE"),
     ("CREATE TABLE t", 1, 8, "TABLE", "expected CATALOG after CREATE"),
     ("DROP DATABASE d", 1, 6, "DATABASE", "expected CATALOG after DROP"),
@@ -274,7 +274,7 @@ def test_error_message_format() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_statement("SHOW TABLEZ x")
     assert str(info.value) == (
-        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, SCHEMA or SPLITS after SHOW near 'TABLEZ'\n"
+        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW near 'TABLEZ'\n"
         "SHOW TABLEZ x\n"
         "     ^"
     )

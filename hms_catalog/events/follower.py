@@ -1,0 +1,184 @@
+"""Following the metastore's notification log on a background thread, one follower per catalog.
+
+The follower reads the current event id when the catalog is first used, before anything is loaded, so
+every change made after any load is seen. It then asks for the events after the last one it applied,
+``batch_size`` at a time, every ``polling_interval`` seconds (at once again while batches come back
+full). Readers never wait for it: applying an event only drops cache entries.
+
+Nothing is ever skipped silently. Events missing from the log (cleaned up on the server after their
+time to live, or a metastore whose log went backwards) and a batch that fails halfway both fall back to
+invalidating the whole catalog, which is always correct, only slower.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.events.apply import EventApplier, without_superseded
+from hms_catalog.events.messages import decode_event
+from hms_catalog.properties import EventsConfig
+
+__all__ = ["EventFollower", "FollowerStatus", "LOG_CHECK_SECONDS"]
+
+_log = logging.getLogger(__name__)
+
+# How often an idle follower also asks for the newest event id, to notice a log that went backwards.
+LOG_CHECK_SECONDS = 60.0
+_STOP_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class FollowerStatus:
+    """What the follower has done so far (counters since it started)."""
+
+    running: bool = False
+    last_event_id: int | None = None
+    polls: int = 0
+    events: int = 0
+    applied: int = 0
+    superseded: int = 0
+    ignored: int = 0
+    full_invalidations: int = 0
+    failures: int = 0
+    last_error: str | None = None
+    last_poll_at: float | None = None
+
+
+class EventFollower:
+    """Polls ``client`` for notification events and applies them through ``applier``.
+
+    ``invalidate_all(reason)`` is called whenever events may have been missed.
+    """
+
+    def __init__(
+        self,
+        catalog: str,
+        client: MetastoreClient,
+        applier: EventApplier,
+        config: EventsConfig,
+        invalidate_all: Callable[[str], None],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.catalog = catalog
+        self.config = config
+        self._client = client
+        self._applier = applier
+        self._invalidate_all = invalidate_all
+        self._clock = clock
+        self._poll_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last: int | None = None
+        self._last_log_check = clock()
+        self._status = FollowerStatus()
+
+    @property
+    def last_event_id(self) -> int | None:
+        return self._last
+
+    def status(self) -> FollowerStatus:
+        return replace(self._status, running=self._thread is not None and self._thread.is_alive(),
+                       last_event_id=self._last)
+
+    def begin(self) -> None:
+        """Read the current event id: changes after it are what :meth:`poll` will apply."""
+        with self._poll_lock:
+            if self._last is None:
+                self._last = self._client.get_current_notification_event_id()
+                self._last_log_check = self._clock()
+
+    def start(self) -> None:
+        """:meth:`begin`, then follow on a daemon thread (it never keeps the process alive)."""
+        self.begin()
+        with self._poll_lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name=f"hms-events-{self.catalog}", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop following; returns once the thread is gone (or after a few seconds, if a call hangs)."""
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_STOP_TIMEOUT)
+
+    def poll(self) -> int:
+        """Fetch and apply every event available now; returns how many were applied."""
+        with self._poll_lock:
+            if self._last is None:
+                self._last = self._client.get_current_notification_event_id()
+            applied = 0
+            while not self._stopping.is_set():
+                events = self._client.get_next_notification(self._last, self.config.batch_size)
+                self._count(polls=1, last_poll_at=time.time())
+                if not events:
+                    self._check_log()
+                    return applied
+                first = events[0].eventId
+                if first > self._last + 1:
+                    self._missed(f"events {self._last + 1}..{first - 1} are no longer in the metastore's log")
+                applied += self._apply_batch(events)
+                self._last = events[-1].eventId
+                if len(events) < self.config.batch_size:
+                    return applied
+            return applied
+
+    def _apply_batch(self, events: list) -> int:  # type: ignore[type-arg]
+        applied = ignored = 0
+        try:
+            decoded = [decode_event(event) for event in events if _ours(event)]
+            kept, superseded = without_superseded(decoded)
+            for event in kept:
+                if self._applier.apply(event):
+                    applied += 1
+                else:
+                    ignored += 1
+        except Exception as error:  # noqa: BLE001 - whatever went wrong, the catalog must not stay stale
+            self._missed(f"applying events {events[0].eventId}..{events[-1].eventId} failed: {error}")
+            return applied
+        self._count(events=len(events), applied=applied, superseded=superseded,
+                    ignored=ignored + len(events) - len(decoded))
+        return applied
+
+    def _check_log(self) -> None:
+        """Now and then, while idle: a current id below ours means the log went backwards (a new metastore
+        database); follow the new one from where it is."""
+        if self._clock() - self._last_log_check < LOG_CHECK_SECONDS:
+            return
+        self._last_log_check = self._clock()
+        current = self._client.get_current_notification_event_id()
+        if self._last is not None and current < self._last:
+            self._missed(f"the metastore's newest event is {current}, older than {self._last} already seen")
+            self._last = current
+
+    def _missed(self, reason: str) -> None:
+        _log.warning("catalog %s: %s; invalidating the whole catalog", self.catalog, reason)
+        self._count(full_invalidations=1, last_error=reason)
+        self._invalidate_all(reason)
+
+    def _count(self, **changes: object) -> None:
+        status = self._status
+        values = {key: (getattr(status, key) + value if isinstance(value, int) and key != "last_event_id" else value)
+                  for key, value in changes.items()}
+        self._status = replace(status, **values)  # type: ignore[arg-type]
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.config.polling_interval):
+            try:
+                self.poll()
+            except Exception as error:  # noqa: BLE001 - a metastore that is away is asked again next time
+                self._count(failures=1, last_error=str(error))
+                _log.warning("catalog %s: reading metastore events failed: %s", self.catalog, error)
+
+
+def _ours(event: object) -> bool:
+    """Events of the metastore's default catalog (Hive 3+ can hold several; this client reads ``hive``)."""
+    name = getattr(event, "catName", None)
+    return name in (None, "", "hive")

@@ -1,0 +1,185 @@
+"""Decoding the metastore's notification events into what a catalog needs to know about each change.
+
+A NotificationEvent carries a JSON message whose fields embed thrift objects serialised with thrift's
+JSON protocol (``tableObjJson``, ``partitionListJson``, ...). Hive 2 writes ``json-0.2``; Hive 3 and 4
+write ``json-2.0`` or ``gzip(json-2.0)`` (the same JSON, gzipped and base64-encoded). The field names
+are shared, so one decoder reads all three.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hmsclient.genthrift.hive_metastore import ttypes
+from thrift.protocol import TJSONProtocol
+from thrift.TSerialization import deserialize
+
+from hms_catalog.errors import MetastoreError
+from hms_catalog.formats.partition_names import make_partition_name
+
+__all__ = ["EventDecodeError", "PartitionChange", "MetastoreEvent", "decode_event", "METADATA_LOCATION"]
+
+METADATA_LOCATION = "metadata_location"  # where an Iceberg table's current metadata file is
+_JSON = TJSONProtocol.TJSONProtocolFactory()
+
+
+class EventDecodeError(MetastoreError):
+    """A notification event whose message cannot be read."""
+
+
+@dataclass(frozen=True)
+class PartitionChange:
+    """One partition an event touched: its name (as the metastore spells it) and location when known."""
+
+    name: str
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class MetastoreEvent:
+    """One decoded notification event. Names are lower-case; ``table`` is None for database events.
+
+    For an ALTER_TABLE, ``new_database``/``new_table`` are the names after it (a rename when they differ)
+    and ``metadata_location`` the Iceberg metadata file after it, if any. For ALTER_PARTITION,
+    ``partitions`` are the partitions after the change and ``previous_partitions`` before it.
+    """
+
+    event_id: int
+    event_type: str
+    database: str
+    table: str | None = None
+    new_database: str | None = None
+    new_table: str | None = None
+    partitions: tuple[PartitionChange, ...] = ()
+    previous_partitions: tuple[PartitionChange, ...] = ()
+    metadata_location: str | None = None
+    previous_metadata_location: str | None = None
+
+    @property
+    def renamed(self) -> bool:
+        return self.new_table is not None and (self.new_database, self.new_table) != (self.database, self.table)
+
+
+def decode_event(event: ttypes.NotificationEvent) -> MetastoreEvent:
+    """The catalog's view of ``event``; raises :class:`EventDecodeError` naming the event when unreadable."""
+    kind = (event.eventType or "").upper()
+    database = (event.dbName or "").lower()
+    table = event.tableName.lower() if event.tableName else None
+    try:
+        message = _message(event)
+        return _DECODERS.get(kind, _plain)(event.eventId, kind, database, table, message)
+    except EventDecodeError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, EOFError, OSError) as error:
+        raise EventDecodeError(f"event {event.eventId} ({kind} on {database}.{table}): cannot read its message: {error}") from error
+
+
+def _message(event: ttypes.NotificationEvent) -> Mapping[str, Any]:
+    text = event.message or "{}"
+    kind = (event.messageFormat or "json").lower()
+    if kind.startswith("gzip"):
+        text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+    elif not kind.startswith("json"):
+        raise EventDecodeError(f"event {event.eventId}: message format {event.messageFormat!r} is not JSON")
+    decoded = json.loads(text)
+    if not isinstance(decoded, dict):
+        raise ValueError("the message is not a JSON object")
+    return decoded
+
+
+def _thrift(message: Mapping[str, Any], field: str, kind: type) -> Any:
+    text = message.get(field)
+    if not text:
+        return None
+    return deserialize(kind(), text.encode("utf-8"), _JSON)
+
+
+def _keys(table: ttypes.Table | None) -> list[str]:
+    return [key.name.lower() for key in (table.partitionKeys or [])] if table is not None else []
+
+
+def _metadata_location(table: ttypes.Table | None) -> str | None:
+    return (table.parameters or {}).get(METADATA_LOCATION) if table is not None else None
+
+
+def _partition(partition: ttypes.Partition, keys: Sequence[str]) -> PartitionChange:
+    location = partition.sd.location if partition.sd is not None else None
+    return PartitionChange(make_partition_name(keys, partition.values), location)
+
+
+def _named(values: Mapping[str, Any], keys: Sequence[str]) -> PartitionChange:
+    """A partition given as a key -> value map (its order is not to be trusted: the table's keys decide)."""
+    lowered = {str(k).lower(): v for k, v in values.items()}
+    order = list(keys) or list(lowered)
+    return PartitionChange(make_partition_name(order, [lowered.get(key) for key in order]))
+
+
+def _plain(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    return MetastoreEvent(event_id, kind, database, table)
+
+
+def _alter_table(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    before = _thrift(message, "tableObjBeforeJson", ttypes.Table)
+    after = _thrift(message, "tableObjAfterJson", ttypes.Table)
+    if after is None:
+        raise EventDecodeError(f"event {event_id} (ALTER_TABLE on {database}.{table}) has no table after the change")
+    return MetastoreEvent(
+        event_id, kind, (before.dbName if before is not None else database).lower(),
+        (before.tableName if before is not None else table or after.tableName).lower(),
+        new_database=after.dbName.lower(), new_table=after.tableName.lower(),
+        metadata_location=_metadata_location(after), previous_metadata_location=_metadata_location(before),
+    )
+
+
+def _add_partition(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
+    listed = message.get("partitionListJson") or []
+    if listed:
+        partitions = tuple(_partition(deserialize(ttypes.Partition(), text.encode("utf-8"), _JSON), keys) for text in listed)
+    else:
+        partitions = tuple(_named(values, keys) for values in message.get("partitions") or [])
+    return MetastoreEvent(event_id, kind, database, table, partitions=partitions)
+
+
+def _drop_partition(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
+    partitions = tuple(_named(values, keys) for values in message.get("partitions") or [])
+    return MetastoreEvent(event_id, kind, database, table, partitions=partitions)
+
+
+def _alter_partition(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
+    before = _thrift(message, "partitionObjBeforeJson", ttypes.Partition)
+    after = _thrift(message, "partitionObjAfterJson", ttypes.Partition)
+    if after is None and message.get("keyValues"):
+        changed = (_named(message["keyValues"], keys),)
+    else:
+        changed = (_partition(after, keys),) if after is not None else ()
+    return MetastoreEvent(event_id, kind, database, table, partitions=changed,
+                          previous_partitions=(_partition(before, keys),) if before is not None else ())
+
+
+def _insert(event_id: int, kind: str, database: str, table: str | None, message: Mapping[str, Any]) -> MetastoreEvent:
+    keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
+    partition = _thrift(message, "ptnObjJson", ttypes.Partition)
+    if partition is not None:
+        changed: tuple[PartitionChange, ...] = (_partition(partition, keys),)
+    elif message.get("partKeyVals"):
+        changed = (_named(message["partKeyVals"], keys),)
+    else:
+        changed = ()
+    return MetastoreEvent(event_id, kind, database, table, partitions=changed)
+
+
+_DECODERS = {
+    "ALTER_TABLE": _alter_table,
+    "ADD_PARTITION": _add_partition,
+    "DROP_PARTITION": _drop_partition,
+    "ALTER_PARTITION": _alter_partition,
+    "INSERT": _insert,
+}
