@@ -113,14 +113,18 @@ def _field_names(schema: pa.Schema, wanted: dict[int, str]) -> dict[int, str]:
 def _positions_in(delete: DeleteFile, data_path: str) -> list[pa.Array]:
     """The ``pos`` of every row of ``delete`` whose ``file_path`` is exactly ``data_path``, as Iceberg compares."""
     found = []
+    batches: Iterator[pa.RecordBatch]
     with _open(delete) as handle:
         if delete.file_format == "parquet":
             parquet = pq.ParquetFile(handle)
             names = _field_names(parquet.schema_arrow, {_FILE_PATH_ID: "file_path", _POS_ID: "pos"})
+            if len(names) < 2:
+                raise UnsupportedTableError(f"{delete.path}: a position delete file without file_path and pos columns")
             path_name, pos_name = names[_FILE_PATH_ID], names[_POS_ID]
-            index = parquet.schema_arrow.get_field_index(path_name)
-            groups = [g for g in range(parquet.metadata.num_row_groups)
-                      if _may_hold(parquet.metadata.row_group(g).column(index).statistics, data_path)]
+            metadata = parquet.metadata
+            leaf = next(i for i in range(metadata.num_columns) if metadata.schema.column(i).path == path_name)
+            groups = [g for g in range(metadata.num_row_groups)
+                      if _may_hold(metadata.row_group(g).column(leaf).statistics, data_path)]
             batches = parquet.iter_batches(row_groups=groups, columns=[path_name, pos_name]) if groups else iter(())
         else:
             reader = orc.ORCFile(handle)
