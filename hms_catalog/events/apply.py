@@ -8,7 +8,8 @@ found by lookup (:class:`CatalogCaches` groups keys by table), so an event about
 loaded costs a few dictionary lookups and a change-log entry.
 
 Within one batch, events made pointless by a later one (changes to a table that is dropped further on,
-two ALTERs of one table) are dropped before applying, as Doris's event batching does.
+two ALTERs of one table) are not applied, as Doris's event batching does; they are still logged, since
+the change log is a history of what happened, not of what was applied.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.events.messages import MetastoreEvent
 
-__all__ = ["EventApplier", "without_superseded", "TABLE_EVENTS", "DATABASE_EVENTS"]
+__all__ = ["EventApplier", "changes_of", "without_superseded", "TABLE_EVENTS", "DATABASE_EVENTS"]
 
 DATABASE_EVENTS = frozenset({"CREATE_DATABASE", "DROP_DATABASE", "ALTER_DATABASE"})
 TABLE_EVENTS = frozenset({"CREATE_TABLE", "DROP_TABLE", "ALTER_TABLE", "ADD_PARTITION", "DROP_PARTITION",
@@ -71,6 +72,30 @@ def without_superseded(events: Sequence[MetastoreEvent]) -> tuple[list[Metastore
     return kept, len(events) - len(kept)
 
 
+def changes_of(event: MetastoreEvent) -> list[tuple[ChangeKind, CatalogObject]]:
+    """What ``event`` changed, as change-log entries (a rename is a drop and an add)."""
+    database, table = event.database, event.table or ""
+    kind = event.event_type
+    if kind in DATABASE_EVENTS:
+        verb = {"CREATE_DATABASE": ChangeKind.ADDED, "DROP_DATABASE": ChangeKind.DROPPED}.get(kind, ChangeKind.CHANGED)
+        return [(verb, CatalogObject.for_database(database))]
+    if kind == "CREATE_TABLE":
+        return [(ChangeKind.ADDED, CatalogObject.for_table(database, table))]
+    if kind == "DROP_TABLE":
+        return [(ChangeKind.DROPPED, CatalogObject.for_table(database, table))]
+    if kind == "ALTER_TABLE":
+        if event.renamed:
+            return [(ChangeKind.DROPPED, CatalogObject.for_table(database, table)),
+                    (ChangeKind.ADDED, CatalogObject.for_table(event.new_database or database, event.new_table or ""))]
+        return [(ChangeKind.CHANGED, CatalogObject.for_table(database, table))]
+    if kind == "INSERT" and not event.partitions:
+        return [(ChangeKind.CHANGED, CatalogObject("files", database, table))]
+    verb = {"ADD_PARTITION": ChangeKind.ADDED, "DROP_PARTITION": ChangeKind.DROPPED}.get(kind, ChangeKind.CHANGED)
+    if kind in _CONTENT_EVENTS:
+        return [(verb, CatalogObject("partition", database, table, p.name)) for p in event.partitions]
+    return []
+
+
 @dataclass
 class EventApplier:
     """Turns events into cache invalidations and change-log entries for one catalog.
@@ -83,63 +108,55 @@ class EventApplier:
     on_database: Callable[[str], None] = lambda name: None
 
     def apply(self, event: MetastoreEvent) -> bool:
-        """Apply one event; False when the event is of a kind the catalog does not cache anything for."""
+        """Log and apply one event; False when the event is of a kind the catalog caches nothing for."""
         handler = getattr(self, "_" + event.event_type.lower(), None)
         if handler is None:
             return False
+        self.log(event)
         handler(event)
         return True
 
-    def _log(self, kind: ChangeKind, obj: CatalogObject) -> None:
-        self.caches.versions.record(kind, obj, ChangeSource.EVENT)
+    def log(self, event: MetastoreEvent) -> None:
+        """Only log what ``event`` changed (for an event a later one of its batch made pointless to apply)."""
+        for kind, obj in changes_of(event):
+            self.caches.versions.record(kind, obj, ChangeSource.EVENT)
 
     def _create_database(self, event: MetastoreEvent) -> None:
         self.caches.invalidate_table_names(None)
-        self._log(ChangeKind.ADDED, CatalogObject.for_database(event.database))
 
     def _drop_database(self, event: MetastoreEvent) -> None:
-        self._log(ChangeKind.DROPPED, CatalogObject.for_database(event.database))
         self.caches.invalidate_database(event.database)
         self.on_database(event.database)
 
     def _alter_database(self, event: MetastoreEvent) -> None:
-        self._log(ChangeKind.CHANGED, CatalogObject.for_database(event.database))
         self.on_database(event.database)
 
     def _create_table(self, event: MetastoreEvent) -> None:
-        self._added(event.database, event.table or "")
+        self._renamed_or_new(event.database, event.table or "")
 
     def _drop_table(self, event: MetastoreEvent) -> None:
-        self._dropped(event.database, event.table or "")
+        self._renamed_or_new(event.database, event.table or "")
 
     def _alter_table(self, event: MetastoreEvent) -> None:
         table = event.table or ""
         if event.renamed:
-            self._dropped(event.database, table)
-            self._added(event.new_database or event.database, event.new_table or "")
+            self._renamed_or_new(event.database, table)
+            self._renamed_or_new(event.new_database or event.database, event.new_table or "")
             return
-        self._log(ChangeKind.CHANGED, CatalogObject.for_table(event.database, table))
         self.caches.invalidate_table(event.database, table)
 
     def _add_partition(self, event: MetastoreEvent) -> None:
-        table = event.table or ""
-        for partition in event.partitions:
-            self._log(ChangeKind.ADDED, CatalogObject("partition", event.database, table, partition.name))
-        self.caches.invalidate_partitions(event.database, table, [p.name for p in event.partitions],
+        self.caches.invalidate_partitions(event.database, event.table or "", [p.name for p in event.partitions],
                                           [p.location for p in event.partitions if p.location])
 
     def _drop_partition(self, event: MetastoreEvent) -> None:
         table = event.table or ""
-        for partition in event.partitions:
-            self._log(ChangeKind.DROPPED, CatalogObject("partition", event.database, table, partition.name))
         names = [p.name for p in event.partitions]
         self.caches.invalidate_partitions(event.database, table, names, self._locations(event.database, table, names))
 
     def _alter_partition(self, event: MetastoreEvent) -> None:
         table = event.table or ""
         changed = [*event.previous_partitions, *event.partitions]
-        for partition in event.partitions:
-            self._log(ChangeKind.CHANGED, CatalogObject("partition", event.database, table, partition.name))
         names = list(dict.fromkeys(p.name for p in changed))
         locations = {p.location for p in changed if p.location} | set(self._locations(event.database, table, names))
         renamed = {p.name for p in event.previous_partitions} - {p.name for p in event.partitions}
@@ -155,11 +172,8 @@ class EventApplier:
         """New files: the written partition's listing (all the table's listings when it cannot be told)."""
         table = event.table or ""
         if not event.partitions:
-            self._log(ChangeKind.CHANGED, CatalogObject("files", event.database, table))
             self.caches.invalidate_listings(event.database, table)
             return
-        for partition in event.partitions:
-            self._log(ChangeKind.CHANGED, CatalogObject("partition", event.database, table, partition.name))
         names = [p.name for p in event.partitions]
         known = [p.location for p in event.partitions if p.location] or self._locations(event.database, table, names)
         for name in names:
@@ -170,13 +184,8 @@ class EventApplier:
         else:
             self.caches.invalidate_listings(event.database, table)
 
-    def _added(self, database: str, table: str) -> None:
-        self._log(ChangeKind.ADDED, CatalogObject.for_table(database, table))
-        self.caches.invalidate_table_names(database)
-        self.caches.invalidate_table(database, table)
-
-    def _dropped(self, database: str, table: str) -> None:
-        self._log(ChangeKind.DROPPED, CatalogObject.for_table(database, table))
+    def _renamed_or_new(self, database: str, table: str) -> None:
+        """A name that appeared or vanished: the database's table list and anything cached under it."""
         self.caches.invalidate_table_names(database)
         self.caches.invalidate_table(database, table)
 

@@ -135,8 +135,11 @@ class EventFollower:
         try:
             decoded = [decode_event(event) for event in events if _ours(event)]
             kept, superseded = without_superseded(decoded)
-            for event in kept:
-                if self._applier.apply(event):
+            chosen = {id(event) for event in kept}
+            for event in decoded:  # in order, so the change log reads as the metastore's history
+                if id(event) not in chosen:
+                    self._applier.log(event)
+                elif self._applier.apply(event):
                     applied += 1
                 else:
                     ignored += 1

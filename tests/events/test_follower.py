@@ -139,3 +139,16 @@ def test_a_metastore_that_is_away_is_asked_again_next_time() -> None:
     finally:
         follower.stop()
     assert follower.last_event_id == 1 and follower.status().failures == 2 and reasons == []
+
+
+def test_superseded_events_are_logged_but_not_applied() -> None:
+    client = LogClient(current=0)
+    follower, caches, _ = _follower(client)
+    follower.begin()
+    caches.partitions.put(("db", "t", "p=1"), "partition", ticket=0)
+    client.add("DROP_PARTITION", message={"partitions": [{"p": "1"}]})
+    client.add("DROP_TABLE")
+    assert follower.poll() == 1
+    assert follower.status().superseded == 1 and caches.partitions.peek(("db", "t", "p=1")) is None
+    assert [(c.kind.value, str(c.object)) for c in caches.versions.changes().changes] == [
+        ("dropped", "partition db.t p=1"), ("dropped", "table db.t")]
