@@ -26,10 +26,13 @@ from typing import NamedTuple
 
 __all__ = [
     "CatalogObject", "CATALOG", "ChangeKind", "ChangeSource", "Change", "ChangeLog", "CatalogVersions",
-    "CHANGE_LOG_CAPACITY",
+    "CHANGE_LOG_CAPACITY", "DIFFED_LIST_LIMIT",
 ]
 
 CHANGE_LOG_CAPACITY = 10_000
+# Name lists longer than this are remembered by a hash only (a 100,000-partition table must not keep
+# 100,000 names for the change log): a reload that differs logs the list as changed, not each name.
+DIFFED_LIST_LIMIT = 10_000
 
 
 class CatalogObject(NamedTuple):
@@ -171,11 +174,18 @@ class CatalogVersions:
             version = self._current
             if obj is None or fingerprint is None:
                 return version
+            if children is not None:
+                children = tuple(children)
+                if len(children) > DIFFED_LIST_LIMIT:  # too long to keep: remember a hash, log the list as changed
+                    fingerprint, children = hash(children), None
             previous = self._fingerprints.get(obj)
-            self._remember(obj, fingerprint if children is None else tuple(children))
+            self._remember(obj, fingerprint if children is None else children)
             if previous is None:
                 return version
-            if children is not None:
+            if children is not None and not isinstance(previous, tuple):  # the last list was too long to keep
+                if hash(children) != previous:
+                    self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
+            elif children is not None:
                 now = set(self._fingerprints[obj])  # type: ignore[arg-type]
                 before = set(previous)  # type: ignore[arg-type]
                 for child in sorted(now - before):
@@ -207,8 +217,9 @@ class CatalogVersions:
         if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
             self._cut(obj, version)
         if source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:
-            # Logged already: the next load must not log the same change again, nor its parent list's diff.
-            self._fingerprints.pop(obj, None)
+            self._fingerprints.pop(obj, None)  # gone, or logged already: the next load compares with nothing
+        if source is ChangeSource.EVENT:
+            # Nor may the next load of the list naming it log the same addition or drop again.
             parent = _parent_list(obj)
             if parent is not None:
                 self._fingerprints.pop(parent, None)

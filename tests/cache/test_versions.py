@@ -73,6 +73,11 @@ def test_reloads_log_what_they_found_changed_once() -> None:
         (ChangeKind.DROPPED, "table db.u", ChangeSource.LOAD),
         (ChangeKind.CHANGED, "table db.t", ChangeSource.LOAD),
     ]
+    versions.loaded(tables, (), [TABLE])  # a list that lost a name still compares with the next load
+    assert str(versions.changes().changes[-1].object) == "table db.v"
+    versions.loaded(tables, (), [TABLE, OTHER])
+    assert [(c.kind, str(c.object)) for c in versions.changes().changes[-2:]] == [
+        (ChangeKind.DROPPED, "table db.v"), (ChangeKind.ADDED, "table db.u")]
     # a change that came as an event is not logged again by the next load
     versions.record(ChangeKind.CHANGED, TABLE, ChangeSource.EVENT)
     versions.loaded(TABLE, 3)
@@ -145,3 +150,17 @@ def test_catalog_lineage_and_names() -> None:
     partition = CatalogObject("partition", "db", "t", "dt=1")
     assert partition.lineage() == (CATALOG, CatalogObject.for_database("db"), TABLE, partition)
     assert str(partition) == "partition db.t dt=1" and str(CatalogObject("databases")) == "databases"
+
+
+def test_long_name_lists_are_remembered_by_a_hash_and_logged_as_one_change(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hms_catalog.cache import versions as versions_module
+
+    monkeypatch.setattr(versions_module, "DIFFED_LIST_LIMIT", 2)
+    versions = CatalogVersions()
+    partitions = CatalogObject("partitions", "db", "t")
+    names = [CatalogObject("partition", "db", "t", f"p={i}") for i in range(3)]
+    versions.loaded(partitions, (), names)
+    versions.loaded(partitions, (), names)
+    assert versions.changes().changes == ()
+    versions.loaded(partitions, (), names[:2])  # short enough again: compared by hash with the long one
+    assert [(c.kind, str(c.object)) for c in versions.changes().changes] == [(ChangeKind.CHANGED, "partitions db.t")]
