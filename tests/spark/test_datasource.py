@@ -15,6 +15,7 @@ import pytest
 from hms_catalog import open_session
 from hms_catalog.execution import Session
 from planner import SplitPlan, plan_table
+from tests.support.sessions import read_hms
 
 DB = "spark_reads"
 ALL_TYPES = (
@@ -96,10 +97,7 @@ def home(tmp_path: Path, metastore_uri: str) -> Iterator[Path]:
 
 
 def read(spark: Any, home: Path, table: str, **options: str) -> Any:
-    reader = spark.read.format("hms").option("home", str(home))
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return reader.load(f"hive.{DB}.{table}")
+    return read_hms(spark, home, f"hive.{DB}.{table}", **options)
 
 
 @pytest.mark.parametrize("table", ["parquet_all", "orc_all", "text_all", "lines", "csv_source", "parquet_source", "open_csv",

@@ -14,28 +14,18 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hms_catalog import open_session
 from planner.spark import attach_catalogs
 from tests.planner.test_iceberg_deletes import SMALL_SPLITS, Deleted, equalities, partitioned, positioned  # noqa: F401
 from tests.spark.test_table_formats import arrow_rows, frame_rows
+from tests.support.sessions import open_catalog, read_hms
 
 
 @pytest.fixture
 def home(tmp_path: Path, metastore_uri: str) -> Iterator[Path]:
     """A home whose catalog ``hive`` cuts files into 8 KiB splits (several per data file)."""
     path = tmp_path / "home"
-    session = open_session(path)
-    extra = "".join(f", '{key}'='{value}'" for key, value in SMALL_SPLITS.items())
-    session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}'{extra})")
-    session.manager.close()
+    open_catalog(path, metastore_uri, **SMALL_SPLITS).manager.close()
     yield path
-
-
-def _load(spark: Any, home: Path, table: str, **options: str) -> Any:
-    reader = spark.read.format("hms").option("home", str(home))
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return reader.load(table)
 
 
 def _expected(deleted: Deleted, columns: list[str] | None = None) -> Any:
@@ -44,24 +34,24 @@ def _expected(deleted: Deleted, columns: list[str] | None = None) -> Any:
 
 
 def test_position_deletes_equal_pyicebergs_scan(spark: Any, positioned: Deleted, home: Path, unique_name: str) -> None:
-    ours = _load(spark, home, f"hive.{unique_name}.positioned")
+    ours = read_hms(spark, home, f"hive.{unique_name}.positioned")
     assert ours.rdd.getNumPartitions() >= 6  # two data files, several splits each
     assert frame_rows(ours) == arrow_rows(positioned.table.scan().to_arrow())
-    assert _load(spark, home, f"hive.{unique_name}.positioned", columns="").count() == len(positioned.expected) == 7491
+    assert read_hms(spark, home, f"hive.{unique_name}.positioned", columns="").count() == len(positioned.expected) == 7491
 
 
 def test_equality_deletes_equal_the_rule_applied_to_the_rows_written(spark: Any, equalities: Deleted, home: Path,
                                                                     unique_name: str) -> None:
     name = f"hive.{unique_name}.equalities"
-    assert frame_rows(_load(spark, home, name)) == _expected(equalities)
-    only_id = _load(spark, home, name, columns="id")  # the key columns name and region are read, then dropped
+    assert frame_rows(read_hms(spark, home, name)) == _expected(equalities)
+    only_id = read_hms(spark, home, name, columns="id")  # the key columns name and region are read, then dropped
     assert only_id.columns == ["id"]
     assert frame_rows(only_id) == _expected(equalities, ["id"])
-    assert _load(spark, home, name, columns="").count() == len(equalities.expected)
+    assert read_hms(spark, home, name, columns="").count() == len(equalities.expected)
 
 
 def test_partitioned_table_with_both_kinds_of_deletes(spark: Any, partitioned: Deleted, home: Path, unique_name: str) -> None:
-    ours = _load(spark, home, f"hive.{unique_name}.partitioned")
+    ours = read_hms(spark, home, f"hive.{unique_name}.partitioned")
     assert frame_rows(ours) == _expected(partitioned)
 
 
