@@ -139,10 +139,12 @@ class CatalogCaches:
         self.names.invalidate(DATABASE_NAMES_KEY if database is None else (database.lower(),))
 
     def invalidate_partitions(self, database: str, table: str, names: Iterable[str] = (),
-                              locations: Iterable[str] = ()) -> None:
-        """A table's partition name lists, the named partitions, and the listings of ``locations``."""
+                              locations: Iterable[str] = (), *, name_lists: bool = True) -> None:
+        """The named partitions, the listings of ``locations`` and (unless the set of partitions is known
+        not to have changed, ``name_lists=False``) the table's partition name lists."""
         database, table = database.lower(), table.lower()
-        self.partition_values.invalidate_group((database, table))
+        if name_lists:
+            self.partition_values.invalidate_group((database, table))
         for name in names:
             self.partitions.invalidate((database, table, name))
         for location in locations:

@@ -132,16 +132,16 @@ class EventApplier:
         self.on_database(event.database)
 
     def _create_table(self, event: MetastoreEvent) -> None:
-        self._renamed_or_new(event.database, event.table or "")
+        self._name_changed(event.database, event.table or "")
 
     def _drop_table(self, event: MetastoreEvent) -> None:
-        self._renamed_or_new(event.database, event.table or "")
+        self._name_changed(event.database, event.table or "")
 
     def _alter_table(self, event: MetastoreEvent) -> None:
         table = event.table or ""
         if event.renamed:
-            self._renamed_or_new(event.database, table)
-            self._renamed_or_new(event.new_database or event.database, event.new_table or "")
+            self._name_changed(event.database, table)
+            self._name_changed(event.new_database or event.database, event.new_table or "")
             return
         self.caches.invalidate_table(event.database, table)
 
@@ -160,13 +160,7 @@ class EventApplier:
         names = list(dict.fromkeys(p.name for p in changed))
         locations = {p.location for p in changed if p.location} | set(self._locations(event.database, table, names))
         renamed = {p.name for p in event.previous_partitions} - {p.name for p in event.partitions}
-        if renamed:
-            self.caches.invalidate_partitions(event.database, table, names, locations)
-        else:
-            for name in names:
-                self.caches.partitions.invalidate((event.database, table, name))
-            for location in locations:
-                self.caches.files.invalidate((event.database, table, location))
+        self.caches.invalidate_partitions(event.database, table, names, locations, name_lists=bool(renamed))
 
     def _insert(self, event: MetastoreEvent) -> None:
         """New files: the written partition's listing (all the table's listings when it cannot be told)."""
@@ -176,15 +170,11 @@ class EventApplier:
             return
         names = [p.name for p in event.partitions]
         known = [p.location for p in event.partitions if p.location] or self._locations(event.database, table, names)
-        for name in names:
-            self.caches.partitions.invalidate((event.database, table, name))
-        if known:
-            for location in known:
-                self.caches.files.invalidate((event.database, table, location))
-        else:
+        self.caches.invalidate_partitions(event.database, table, names, known, name_lists=False)
+        if not known:
             self.caches.invalidate_listings(event.database, table)
 
-    def _renamed_or_new(self, database: str, table: str) -> None:
+    def _name_changed(self, database: str, table: str) -> None:
         """A name that appeared or vanished: the database's table list and anything cached under it."""
         self.caches.invalidate_table_names(database)
         self.caches.invalidate_table(database, table)

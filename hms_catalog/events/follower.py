@@ -111,9 +111,8 @@ class EventFollower:
 
     def poll(self) -> int:
         """Fetch and apply every event available now; returns how many were applied."""
+        self.begin()
         with self._poll_lock:
-            if self._last is None:
-                self._last = self._client.get_current_notification_event_id()
             applied = 0
             while not self._stopping.is_set():
                 events = self._client.get_next_notification(self._last, self.config.batch_size)
@@ -168,8 +167,7 @@ class EventFollower:
 
     def _count(self, **changes: object) -> None:
         status = self._status
-        values = {key: (getattr(status, key) + value if isinstance(value, int) and key != "last_event_id" else value)
-                  for key, value in changes.items()}
+        values = {key: getattr(status, key) + value if isinstance(value, int) else value for key, value in changes.items()}
         self._status = replace(status, **values)  # type: ignore[arg-type]
 
     def _run(self) -> None:

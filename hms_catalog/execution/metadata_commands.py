@@ -57,13 +57,12 @@ def show_table_status(session: Session, statement: ast.ShowTableStatus) -> Resul
         matcher = like_matcher(statement.pattern)
         names = tuple(name for name in names if matcher.fullmatch(name))
     rows = []
-    schema_cache = session.catalog(statement.database.catalog if statement.database else None).caches.schema
     for metadata in database.tables_metadata(names):
         detection = metadata.detection
         name = metadata.table.tableName.lower()
         rows.append((
             name, detection.format.value, detection.file_format, detection.location,
-            ",".join(metadata.partition_key_names), detection.reason, schema_cache.version_of((database.name, name)),
+            ",".join(metadata.partition_key_names), detection.reason, database.table_version(name),
         ))
     return Result.table(TABLE_STATUS_COLUMNS, rows)
 

@@ -103,6 +103,10 @@ class ExternalDatabase:
         self._caches.invalidate_database(self.name)
         self._definition.reset()
 
+    def table_version(self, name: str) -> int | None:
+        """The catalog version the table's cached definition was loaded at (None when not cached)."""
+        return self._caches.schema.version_of((self.name, name.lower()))
+
     def refresh_table(self, name: str) -> None:
         self.table(name).refresh()
 
