@@ -32,6 +32,7 @@ class Cursor:
         self.text = source.text
         self.context = context
         self.index = 0
+        self.nesting = 0  # parentheses and NOTs open around the current token (the expression parser's)
         self._tried: list[str] = []
 
     def peek(self, ahead: int = 0) -> Token:

@@ -10,13 +10,18 @@ One function per precedence level, weakest first::
 
 Operands of a predicate are primaries, so ``a = b = c`` and ``a = NOT b`` are errors rather than
 surprises; parentheses lift any expression to a primary.
+
+Depth is bounded twice: parentheses and NOTs inside one another (each level is a few Python frames
+here), and the depth of the finished tree, long AND/OR chains included (the planner and ``to_sql`` walk
+trees recursively).  Past either bound the user gets a syntax error, not a ``RecursionError`` later.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 
 from hms_catalog.errors import SqlSyntaxError
@@ -35,7 +40,12 @@ from hms_catalog.sql.expressions import (
 )
 from hms_catalog.sql.tokens import Token, TokenType
 
-__all__ = ["expression"]
+__all__ = ["MAX_DEPTH", "MAX_NESTING", "expression", "whole_number"]
+
+# Parentheses and NOTs inside one another; five frames each in this parser.
+MAX_NESTING = 64
+# Levels of the finished tree; a chain of n ANDs is n levels deep (use IN for long lists of alternatives).
+MAX_DEPTH = 128
 
 _COMPARISONS = {
     TokenType.EQ: "=",
@@ -51,7 +61,20 @@ _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2})
 
 
 def expression(cur: Cursor) -> Expression:
-    """Parse one expression (the OR level) starting at the cursor."""
+    """Parse one whole expression starting at the cursor; refuse it when its tree is too deep to use."""
+    start = cur.peek()
+    expr = _or(cur)
+    depth = _depth(expr)
+    if depth > MAX_DEPTH:
+        raise cur.error(
+            f"expression too deeply nested ({depth} levels, at most {MAX_DEPTH}); "
+            "write long lists of alternatives as IN (...)",
+            start,
+        )
+    return expr
+
+
+def _or(cur: Cursor) -> Expression:
     left = _and(cur)
     while cur.match_keyword("OR"):
         left = Or(left, _and(cur))
@@ -68,8 +91,8 @@ def _and(cur: Cursor) -> Expression:
 def _not(cur: Cursor) -> Expression:
     # Peeked, not matched: a missing NOT is no alternative worth listing in "expected ..." messages.
     if cur.peek().is_keyword("NOT"):
-        cur.advance()
-        return Not(_not(cur))
+        with _nested(cur, cur.advance()):
+            return Not(_not(cur))
     return _predicate(cur)
 
 
@@ -140,17 +163,17 @@ def _primary(cur: Cursor) -> Expression:
     if kind is TokenType.STRING:
         return Literal(cur.advance().value)
     if kind is TokenType.NUMBER:
-        return Literal(_number(cur.advance()))
+        return Literal(_number(cur, cur.advance()))
     if kind is TokenType.MINUS:
         cur.advance()
         if cur.peek().type is not TokenType.NUMBER:
             raise cur.error("expected a number after '-'", cur.peek())
-        value = _number(cur.advance())
+        value = _number(cur, cur.advance())
         # copy_negate is exact; unary minus would round a long Decimal to the context precision.
         return Literal(value.copy_negate() if isinstance(value, Decimal) else -value)
     if kind is TokenType.LPAREN:
-        cur.advance()
-        inner = expression(cur)
+        with _nested(cur, cur.advance()):
+            inner = _or(cur)
         cur.expect_symbol(TokenType.RPAREN)
         return inner
     if kind is TokenType.IDENTIFIER:
@@ -176,8 +199,46 @@ def _no_expression(cur: Cursor) -> SqlSyntaxError:
     return cur.expected("an expression", after=after)
 
 
-def _number(token: Token) -> int | Decimal:
-    return Decimal(token.value) if "." in token.value else int(token.value)
+def _number(cur: Cursor, token: Token) -> int | Decimal:
+    if "." in token.value:
+        return Decimal(token.value)
+    return whole_number(cur, token)
+
+
+def whole_number(cur: Cursor, token: Token) -> int:
+    """``int`` of a NUMBER token; Python refuses to convert thousands of digits, and so do we, with a position."""
+    try:
+        return int(token.value)
+    except ValueError as e:
+        raise cur.error(f"number too long ({len(token.value)} digits)", token) from e
+
+
+@contextmanager
+def _nested(cur: Cursor, opening: Token) -> Iterator[None]:
+    """One level deeper inside parentheses or NOT; an error at ``opening`` past :data:`MAX_NESTING`."""
+    if cur.nesting >= MAX_NESTING:
+        raise cur.error(f"expression nested too deeply (more than {MAX_NESTING} parentheses or NOTs)", opening)
+    cur.nesting += 1
+    try:
+        yield
+    finally:
+        cur.nesting -= 1
+
+
+def _depth(expr: Expression) -> int:
+    """Levels of ``expr``, counted without recursion: the tree may be deeper than the stack allows."""
+    deepest, pending = 0, [(expr, 1)]
+    while pending:
+        node, level = pending.pop()
+        deepest = max(deepest, level)
+        match node:
+            case Comparison(_, left, right) | And(left, right) | Or(left, right):
+                pending += [(left, level + 1), (right, level + 1)]
+            case InList(operand, values):
+                pending += [(value, level + 1) for value in (operand, *values)]
+            case IsNull(operand) | Not(operand):
+                pending.append((operand, level + 1))
+    return deepest
 
 
 def _date(cur: Cursor, token: Token) -> datetime.date:

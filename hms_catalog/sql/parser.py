@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
-from hms_catalog.sql._expression_parser import expression
+from hms_catalog.sql._expression_parser import expression, whole_number
 from hms_catalog.sql._source import StatementSource
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
@@ -142,7 +142,7 @@ def _show_changes(cur: Cursor) -> Statement:
         token = cur.peek()
         if token.type is not TokenType.NUMBER or not token.value.isdigit():
             raise cur.expected("a version number (a whole number, as SHOW CHANGES reports them)", after="SINCE")
-        since = int(cur.advance().value)
+        since = whole_number(cur, cur.advance())
     return ShowChanges(catalog, since)
 
 

@@ -250,6 +250,41 @@ def test_invalid_literal_keeps_the_cause() -> None:
     assert isinstance(info.value.__cause__, ValueError)
 
 
+def test_parentheses_and_nots_nest_up_to_a_bound_then_fail_where_it_is_passed() -> None:
+    assert parse_expression("(" * 64 + "a" + ")" * 64) == a
+    assert isinstance(parse_expression("NOT " * 64 + "a"), Not)
+    with pytest.raises(SqlSyntaxError) as info:  # used to be a RecursionError
+        parse_expression("(" * 300 + "a" + ")" * 300)
+    assert (info.value.reason, info.value.column, info.value.token) == (
+        "expression nested too deeply (more than 64 parentheses or NOTs)", 65, "(",
+    )
+    with pytest.raises(SqlSyntaxError) as info:
+        parse_statement("SHOW SPLITS FROM t WHERE " + "NOT " * 1000 + "a = 1")
+    assert (info.value.column, info.value.token) == (26 + 4 * 64, "NOT")
+
+
+def test_trees_deeper_than_the_planner_can_walk_are_refused() -> None:
+    """A chain of n ORs is n levels deep; the planner and to_sql walk trees recursively."""
+    deepest = parse_expression(" OR ".join(["a = 1"] * 127))
+    assert parse_expression(to_sql(deepest)) == deepest
+    with pytest.raises(SqlSyntaxError) as info:
+        parse_statement("SHOW SPLITS FROM t WHERE " + " OR ".join(["a = 1"] * 2000))
+    assert (info.value.reason, info.value.column, info.value.token) == (
+        "expression too deeply nested (2001 levels, at most 128); write long lists of alternatives as IN (...)",
+        26,
+        "a",
+    )
+    assert parse_expression("a IN (" + ", ".join(["1"] * 2000) + ")") == InList(a, (ONE,) * 2000)
+
+
+def test_a_number_too_long_for_python_is_a_syntax_error() -> None:
+    with pytest.raises(SqlSyntaxError) as info:  # used to be int()'s ValueError
+        parse_expression("a = " + "9" * 5000)
+    assert (info.value.reason, info.value.column) == ("number too long (5000 digits)", 5)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert parse_expression("a = " + "9" * 5000 + ".5") == eq(a, Literal(Decimal("9" * 5000 + ".5")))
+
+
 def test_parse_expression_with_explicit_origin() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_expression(StatementSource("a IS 1", line=4, column=7))

@@ -270,6 +270,12 @@ def test_parse_statement_errors(text: str, line: int, column: int, token: str, r
     assert err.excerpt.split("\n")[1] == " " * (column - 1) + "^"
 
 
+def test_a_version_too_long_for_python_is_a_syntax_error() -> None:
+    with pytest.raises(SqlSyntaxError) as info:  # used to be int()'s ValueError
+        parse_statement("SHOW CHANGES SINCE " + "9" * 5000)
+    assert (info.value.reason, info.value.line, info.value.column) == ("number too long (5000 digits)", 1, 20)
+
+
 def test_error_message_format() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_statement("SHOW TABLEZ x")
