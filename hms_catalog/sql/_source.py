@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from hms_catalog.errors import SqlSyntaxError
 
-__all__ = ["END_OF_INPUT", "StatementSource", "excerpt", "shown", "syntax_error"]
+__all__ = ["END_OF_INPUT", "StatementSource", "excerpt", "position", "shown", "syntax_error"]
 
 END_OF_INPUT = "<end of input>"
 
@@ -27,6 +27,19 @@ class StatementSource:
     text: str
     line: int = 1
     column: int = 1
+
+
+def position(source: StatementSource, offset: int) -> tuple[int, int]:
+    """The 1-based line/column in the whole input of ``source.text[offset]``.
+
+    Code that reads ``source.text`` on its own (sqlglot, a regex) only knows offsets into that piece; this
+    puts them back where the user typed them.
+    """
+    offset = max(0, min(offset, len(source.text)))
+    newlines = source.text.count("\n", 0, offset)
+    if not newlines:
+        return source.line, source.column + offset
+    return source.line + newlines, offset - source.text.rfind("\n", 0, offset)
 
 
 def excerpt(context: StatementSource, line: int, column: int) -> str:

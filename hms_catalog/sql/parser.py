@@ -12,9 +12,10 @@ import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
 from hms_catalog.sql._expression_parser import expression, whole_number
-from hms_catalog.sql._source import StatementSource
+from hms_catalog.sql._source import StatementSource, position, syntax_error
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
     AlterCatalogProperties,
@@ -275,21 +276,36 @@ def parse_statement(source: StatementSource | str, *, context: StatementSource |
     return dataclasses.replace(statement, text=source.text[tokens[0].offset : last.end])
 
 
+# Words that start a statement (never an expression, whatever follows them), for parse_expression's errors.
+_LEADING_WORDS = "|".join(sorted({key[0] for key in _STATEMENTS} | {"SELECT", "WITH"}))
+# ...unless what follows makes them a column in an expression: ``show = 1``, ``use IS NULL``.
+_STATEMENT_START = re.compile(
+    rf"(?is)(?:\s|--[^\n]*|/\*.*?\*/|\()*+(?P<word>{_LEADING_WORDS})\b"
+    r"(?!\s*(?:[=<>!)]|$|(?:and|or|is|in|not|between)\b))"
+)
+
+
 def parse_expression(source: StatementSource | str, *, context: StatementSource | None = None) -> Expression:
     """Parse one whole expression, as written after ``WHERE`` (for callers building predicates in Python).
 
-    Positions in errors follow the same rules as :func:`parse_statement`.
+    Positions in errors follow the same rules as :func:`parse_statement`.  Text that is a statement
+    (``SELECT 1``, ``DROP CATALOG c``) is an error at its first word, never a statement node.
     """
     if isinstance(source, str):
         source = StatementSource(source)
     context = context or source
-    if _QUERY_START.match(source.text):
-        text = source.text.strip().rstrip(";").rstrip()
-        return Query(text, text=text)
-    cur = Cursor(tokenize(source.text, line=source.line, column=source.column, context=context), source, context)
-    expr = expression(cur)
-    if cur.peek().type is not TokenType.EOF:
-        raise cur.expected("end of expression")
+    try:
+        cur = Cursor(tokenize(source.text, line=source.line, column=source.column, context=context), source, context)
+        expr = expression(cur)
+        if cur.peek().type is not TokenType.EOF:
+            raise cur.expected("end of expression")
+    except SqlSyntaxError as e:
+        statement = _STATEMENT_START.match(source.text)
+        if statement is None:
+            raise
+        word = statement.group("word")
+        line, column = position(source, statement.start("word"))
+        raise syntax_error(f"expected an expression, not a statement ({word.upper()} ...)", context, line, column, word) from e
     return expr
 
 

@@ -250,6 +250,42 @@ def test_invalid_literal_keeps_the_cause() -> None:
     assert isinstance(info.value.__cause__, ValueError)
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "column", "word"),
+    [
+        ("SELECT 1", 1, 1, "SELECT"),
+        ("select a from t", 1, 1, "select"),
+        ("(SELECT 1)", 1, 2, "SELECT"),
+        ("WITH q AS (SELECT 1) SELECT * FROM q", 1, 1, "WITH"),
+        ("DROP TABLE x", 1, 1, "DROP"),
+        ("DROP CATALOG c", 1, 1, "DROP"),
+        ("  \n -- why\n SHOW TABLES", 3, 2, "SHOW"),
+        ("use db", 1, 1, "use"),
+    ],
+)
+def test_parse_expression_refuses_statements(text: str, line: int, column: int, word: str) -> None:
+    """It used to answer ``SELECT ...`` with a Query node: a statement where an expression was promised."""
+    with pytest.raises(SqlSyntaxError) as info:
+        parse_expression(text)
+    err = info.value
+    assert (err.line, err.column, err.token) == (line, column, word)
+    assert err.reason == f"expected an expression, not a statement ({word.upper()} ...)"
+    assert isinstance(err.__cause__, SqlSyntaxError)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("select = 1", eq(ColumnRef("select"), ONE)),
+        ("show IS NULL", IsNull(ColumnRef("show"))),
+        ("use", ColumnRef("use")),
+        ("(drop)", ColumnRef("drop")),
+    ],
+)
+def test_words_that_start_statements_still_name_columns(text: str, expected: Expression) -> None:
+    assert parse_expression(text) == expected
+
+
 def test_parentheses_and_nots_nest_up_to_a_bound_then_fail_where_it_is_passed() -> None:
     assert parse_expression("(" * 64 + "a" + ")" * 64) == a
     assert isinstance(parse_expression("NOT " * 64 + "a"), Not)
