@@ -51,6 +51,7 @@ from hms_catalog.sql.parser import (
     StatementSource,
     parse,
     parse_expression,
+    parse_query,
     parse_statement,
     split_statements,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "parse",
     "parse_statement",
     "parse_expression",
+    "parse_query",
     "split_statements",
     "StatementBuffer",
     "StatementSource",

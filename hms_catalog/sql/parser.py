@@ -15,6 +15,7 @@ from types import MappingProxyType
 from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
 from hms_catalog.sql._expression_parser import expression, whole_number
+from hms_catalog.sql._query import is_query, parse_query
 from hms_catalog.sql._source import StatementSource, position, syntax_error
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
@@ -47,7 +48,15 @@ from hms_catalog.sql.ast import (
 from hms_catalog.sql.expressions import Expression
 from hms_catalog.sql.tokens import TokenType, tokenize
 
-__all__ = ["StatementBuffer", "StatementSource", "parse", "parse_expression", "parse_statement", "split_statements"]
+__all__ = [
+    "StatementBuffer",
+    "StatementSource",
+    "parse",
+    "parse_expression",
+    "parse_query",
+    "parse_statement",
+    "split_statements",
+]
 
 # --- names -----------------------------------------------------------------------------------------
 
@@ -249,20 +258,19 @@ def _dispatch(cur: Cursor) -> _Handler:
     raise cur.error(f"unknown statement '{token.display}'; expected one of {', '.join(sorted(following))}", token)
 
 
-# Queries are Spark SQL, not this language: they are recognised by their first word and passed on whole.
-_QUERY_START = re.compile(r"(?is)\s*(select|with|\(+\s*select)\b")
-
-
 def parse_statement(source: StatementSource | str, *, context: StatementSource | None = None) -> Statement:
     """Parse exactly one statement; one trailing ``;`` is allowed, anything else after it is an error.
 
     Positions in errors are in the coordinates of the input ``source`` was cut from; ``context`` is that
     input when the caller has it (the excerpt then shows whole original lines), else ``source`` is quoted.
+    A query (``SELECT``, ``WITH``) is Spark SQL, not this language: it is checked here, so its syntax errors
+    are reported like any other, and kept as text for Spark to run.
     """
     if isinstance(source, str):
         source = StatementSource(source)
     context = context or source
-    if _QUERY_START.match(source.text):
+    if is_query(source.text):
+        parse_query(source, context=context)
         text = source.text.strip().rstrip(";").rstrip()
         return Query(text, text=text)
     tokens = tokenize(source.text, line=source.line, column=source.column, context=context)
