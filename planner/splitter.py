@@ -62,7 +62,12 @@ def cut_file(
 
 
 def _uniform(offsets: tuple[int, ...], block_size: int) -> bool:
-    """Blocks at 0, b, 2b, ... (every filesystem but one with odd block placement): index, don't search."""
-    if not offsets or block_size <= 0 or offsets[0] != 0:
+    """Blocks at 0, b, 2b, ... exactly: a split's block is then found by division, not by search.
+
+    Every offset is checked, not only the first and last: files grown by appends or made by
+    ``hdfs dfs -concat`` have blocks of several lengths in between, and indexing them by division would
+    give splits another block's hosts. The comparison is one C-level tuple compare per file.
+    """
+    if not offsets or block_size <= 0:
         return False
-    return offsets[-1] == (len(offsets) - 1) * block_size
+    return offsets == tuple(range(0, len(offsets) * block_size, block_size))

@@ -136,11 +136,12 @@ class MetadataCache(Generic[K, V]):
         self._hits = self._misses = self._loads = self._failures = self._evictions = 0
         self._load_seconds = 0.0
         self._clock = clock
-        self._data: cachetools.Cache[K, CachedEntry[V]]
-        if ttl_seconds > 0:
-            self._data = _CountingTTLCache(capacity, ttl_seconds, clock, self._evicted)
-        else:
-            self._data = _CountingLRUCache(capacity, self._evicted)
+        self._data: cachetools.Cache[K, CachedEntry[V]] = self._empty_store()
+
+    def _empty_store(self) -> cachetools.Cache[K, CachedEntry[V]]:
+        if self.ttl_seconds > 0:
+            return _CountingTTLCache(self.capacity, self.ttl_seconds, self._clock, self._evicted)
+        return _CountingLRUCache(self.capacity, self._evicted)
 
     @property
     def enabled(self) -> bool:
@@ -230,9 +231,12 @@ class MetadataCache(Generic[K, V]):
             return len(doomed)
 
     def clear(self) -> None:
+        """Drop every entry. Not evictions: a fresh store is swapped in, because cachetools' own
+        ``clear`` pops item by item through ``popitem`` in some versions the declared range allows,
+        which would count every cleared entry as evicted and make SHOW CACHE depend on the version."""
         self.versions.cut(CATALOG)
         with self._lock:
-            self._data.clear()
+            self._data = self._empty_store()
             self._groups.clear()
 
     def _store(self, key: K, value: V, ticket: int) -> bool:

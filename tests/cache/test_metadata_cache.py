@@ -178,3 +178,26 @@ def test_looking_at_the_cache_does_not_change_what_is_evicted() -> None:
     cache.peek("b")
     cache.get("d", lambda: 0)
     assert cache.peek("b") is None and cache.peek("a") == 0
+
+
+@pytest.mark.parametrize("ttl", [60, -1])
+@pytest.mark.parametrize("item_by_item", [False, True])
+def test_clearing_is_not_counted_as_evictions(monkeypatch: pytest.MonkeyPatch, ttl: int, item_by_item: bool) -> None:
+    """Whatever the cachetools version: some clear() item by item through popitem (MutableMapping's own)."""
+    import collections.abc
+
+    import cachetools
+
+    if item_by_item:
+        for kind in (cachetools.Cache, cachetools.TTLCache, cachetools.LRUCache):
+            monkeypatch.setattr(kind, "clear", collections.abc.MutableMapping.clear, raising=False)
+    cache: MetadataCache[str, int] = MetadataCache("c", ttl_seconds=ttl, capacity=10, clock=Clock())
+    for key in "abc":
+        cache.get(key, lambda: 1)
+    cache.clear()
+    stats = cache.stats()
+    assert (stats.entries, stats.evictions) == (0, 0)
+    cache.get("a", lambda: 2)
+    for key in "bcdefghijk":
+        cache.get(key, lambda: 3)
+    assert cache.stats().evictions == 1  # the size bound still counts after a clear
