@@ -1,35 +1,17 @@
 """Logging set-up for the command line, with secrets masked in every record.
 
 Properties travel through messages (errors quoting a statement, debug logs of a catalog definition), so
-the filter masks the value of any ``key=value`` or ``'key'='value'`` pair whose key looks secret, the
-same rule SHOW CREATE CATALOG uses.
+the filter masks them by the rule of :mod:`hms_catalog.masking`, which every other place that shows a
+statement uses too.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 
-from hms_catalog.properties import MASK, is_secret_key
+from hms_catalog.masking import mask_text
 
-__all__ = ["SecretMaskingFilter", "mask_text", "configure_logging"]
-
-_PAIR = re.compile(
-    r"""(?P<key>['"]?[A-Za-z0-9_.\-]+['"]?)(?P<eq>\s*[=:]\s*)(?P<value>'[^']*'|"[^"]*"|[^\s,)'"]+)"""
-)
-
-
-def mask_text(text: str) -> str:
-    """``text`` with the values of secret-looking ``key=value`` pairs replaced by the mask."""
-
-    def replace(match: re.Match[str]) -> str:
-        if not is_secret_key(match.group("key").strip("'\"")):
-            return match.group(0)
-        value = match.group("value")
-        quote = value[0] if value[:1] in ("'", '"') else ""
-        return f"{match.group('key')}{match.group('eq')}{quote}{MASK}{quote}"
-
-    return _PAIR.sub(replace, text)
+__all__ = ["SecretMaskingFilter", "configure_logging"]
 
 
 class SecretMaskingFilter(logging.Filter):

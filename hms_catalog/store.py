@@ -3,7 +3,8 @@
 Every change is a read-modify-write under an exclusive ``flock`` on a lock file beside the document,
 so two processes creating or altering catalogs at once cannot lose each other's update, and the new
 document replaces the old with ``os.replace`` after an fsync, so a crash leaves either the old or the
-new document, never half of one. The file is readable by its owner only: properties may hold secrets.
+new document, never half of one. The home is private to its owner (0700) and so is every file in it
+(0600), whatever the umask: properties may hold secrets.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hms_catalog._private import private_directory, private_file
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError, NotFoundError
 
 __all__ = ["CatalogDefinition", "CatalogStore", "default_home", "HOME_ENV"]
@@ -153,8 +155,8 @@ class CatalogStore:
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[dict[str, CatalogDefinition]]:
         """Yield the catalogs for change; write them back only if the block finishes without error."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / _LOCK, "a") as lock:
+        private_directory(self.home, tighten_existing=self.path.exists() or (self.home / _LOCK).exists())
+        with os.fdopen(private_file(self.home / _LOCK), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 catalogs = self._read()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import logging
 
-from hms_catalog._logging import SecretMaskingFilter, mask_text
+from hms_catalog._logging import SecretMaskingFilter
+from hms_catalog.masking import mask_text
 
 
 def test_mask_text_masks_secret_pairs_only() -> None:

@@ -8,10 +8,13 @@ the same loop gets a prompt, line editing and a history file.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import TextIO
 
+from hms_catalog._private import FILE_MODE, private_directory, private_file
 from hms_catalog.cli.runner import StatementRunner
+from hms_catalog.masking import mask_text
 from hms_catalog.sql.parser import StatementBuffer
 
 __all__ = ["stream_session", "interactive_session", "PROMPT", "CONTINUATION"]
@@ -52,6 +55,8 @@ def interactive_session(runner: StatementRunner, history: Path) -> bool:
             runner.out.write("^C\n")
             buffer = StatementBuffer()
             continue
+        if readline is not None:
+            _mask_last_entry(readline)
         if not buffer.pending().strip() and line.strip().lower() in _EXIT_WORDS:
             break
         try:
@@ -63,7 +68,9 @@ def interactive_session(runner: StatementRunner, history: Path) -> bool:
         runner.run(source)
     if readline is not None:
         with contextlib.suppress(OSError):
+            os.close(private_file(history))  # exists with mode 0600 before readline writes into it
             readline.write_history_file(str(history))
+            os.chmod(history, FILE_MODE)  # a readline that writes a new file and renames it keeps no mode
     return True
 
 
@@ -72,8 +79,16 @@ def _readline(history: Path):  # type: ignore[no-untyped-def]
         import readline
     except ImportError:  # pragma: no cover - platforms without readline
         return None
-    history.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(history.parent, tighten_existing=True)
     with contextlib.suppress(OSError):
         readline.read_history_file(str(history))
     readline.set_history_length(1000)
     return readline
+
+
+def _mask_last_entry(readline):  # type: ignore[no-untyped-def]
+    """Mask secrets in the line readline just added to the history, before it can reach the file."""
+    length = readline.get_current_history_length()
+    entry = readline.get_history_item(length) if length else None
+    if entry and (masked := mask_text(entry)) != entry:
+        readline.replace_history_item(length - 1, masked)

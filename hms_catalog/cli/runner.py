@@ -14,6 +14,7 @@ from typing import TextIO
 from hms_catalog.cli.render import Renderer
 from hms_catalog.errors import HmsCatalogError, SqlSyntaxError
 from hms_catalog.execution.session import Session
+from hms_catalog.masking import mask_excerpt, mask_text
 from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
 
 __all__ = ["StatementRunner"]
@@ -25,12 +26,14 @@ class StatementRunner:
     """Runs sources through a session, rendering results to ``out`` and errors to ``err``."""
 
     def __init__(
-        self, session: Session, renderer: Renderer, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr, debug: bool = False
+        self, session: Session, renderer: Renderer, *, out: TextIO | None = None, err: TextIO | None = None,
+        debug: bool = False,
     ) -> None:
         self.session = session
         self.renderer = renderer
-        self.out = out
-        self.err = err
+        # The streams of the moment, not of import time: a caller that redirected sys.stdout is obeyed.
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
         self.debug = debug
         self.failures = 0
 
@@ -50,7 +53,7 @@ class StatementRunner:
         except Exception as error:  # noqa: BLE001 - the session goes on; --debug shows the traceback
             self._report(text, error, unexpected=True)
             return False
-        self._write(self.out, self.renderer.result(text, result))
+        self._write(self.out, self.renderer.result(mask_text(text), result))
         return True
 
     def run_all(self, text: str, *, stop_on_error: bool) -> bool:
@@ -65,19 +68,29 @@ class StatementRunner:
         return ok
 
     def _report(self, text: str, error: BaseException, *, unexpected: bool = False) -> None:
+        """Write ``error`` for ``text``; secret values are masked in the statement, message and traceback."""
         self.failures += 1
-        message = str(error) or type(error).__name__
+        message = _shown_message(error)
         if unexpected:
             message = f"internal error ({type(error).__name__}): {message}"
         first_line = message.split("\n", 1)[0]
-        rendered = self.renderer.error(text, first_line if isinstance(error, SqlSyntaxError) else message)
+        rendered = self.renderer.error(mask_text(text), first_line if isinstance(error, SqlSyntaxError) else message)
         if rendered is not None:
             self._write(self.out, rendered)
         self._write(self.err, f"error: {message}")
         if self.debug:
-            self._write(self.err, "".join(traceback.format_exception(error)))
+            self._write(self.err, mask_text("".join(traceback.format_exception(error))))
 
     @staticmethod
     def _write(stream: TextIO, text: str) -> None:
         stream.write(text + "\n")
         stream.flush()
+
+
+def _shown_message(error: BaseException) -> str:
+    """The error's message with secrets masked; a syntax error's excerpt keeps its caret under the token."""
+    message = str(error) or type(error).__name__
+    if isinstance(error, SqlSyntaxError) and error.excerpt and message.endswith(error.excerpt):
+        head = message[: len(message) - len(error.excerpt)]
+        return mask_text(head) + mask_excerpt(error.excerpt)
+    return mask_text(message)

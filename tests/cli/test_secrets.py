@@ -1,0 +1,113 @@
+"""Secrets stay secret: JSON echoes, error excerpts, --debug tracebacks, logs, history and file modes."""
+
+from __future__ import annotations
+
+import os
+import pty
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hms_catalog.cli.main import main
+from tests.cli.test_repl import _read_until
+
+SECRET = "hunter2-x"
+CREATE = (
+    "CREATE CATALOG c PROPERTIES ('type'='hms', 'hive.metastore.uris'='thrift://127.0.0.1:1', "
+    f"'hive.metastore.password'='{SECRET}')"
+)
+
+
+def _run(capsys: pytest.CaptureFixture[str], home: Path, *args: str) -> tuple[int, str, str]:
+    code = main(["--home", str(home), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_output_masks_the_statement(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, home, "--format", "json", "-e", CREATE)
+    assert code == 0, err
+    assert SECRET not in out + err
+    assert "'hive.metastore.password'='******'" in out
+    code, out, err = _run(capsys, home, "--format", "json", "-e", "SHOW CREATE CATALOG c")
+    assert code == 0 and SECRET not in out
+
+
+def test_error_excerpts_mask_and_keep_the_caret_under_the_token(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = f"CREATE CATALOG c PROPERTIES ('hive.metastore.password'='{SECRET}' 'oops'='1')"
+    code, out, err = _run(capsys, home, "--format", "json", "-e", bad)
+    assert code == 1
+    assert SECRET not in out + err
+    lines = err.splitlines()
+    excerpt, caret = lines[-2], lines[-1]
+    assert "'hive.metastore.password'='******'" in excerpt
+    assert excerpt[caret.index("^"):].startswith("'oops'")
+
+
+def test_debug_tracebacks_and_failed_statements_mask(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = CREATE.replace("'type'='hms'", "'type'='hms', 'hive.metastore.client.socket.timeout'='soon'")
+    code, out, err = _run(capsys, home, "--debug", "--format", "json", "-e", bad)
+    assert code == 1
+    assert "Traceback" in err and SECRET not in out + err
+    assert not (home / "catalogs.json").exists() or "c" not in (home / "catalogs.json").read_text()
+
+
+@pytest.mark.parametrize("escaped", ["a''b", "a\\'b", 'a"b'])
+def test_escaped_quotes_never_end_the_mask_early(home: Path, capsys: pytest.CaptureFixture[str], escaped: str) -> None:
+    statement = CREATE.replace(SECRET, f"{SECRET}{escaped}tail")
+    code, out, err = _run(capsys, home, "--format", "json", "-e", statement)
+    assert code == 0, err
+    assert SECRET not in out and "tail" not in out
+
+
+def test_home_and_its_files_are_private_whatever_the_umask(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "fresh" / "home"
+    previous = os.umask(0)
+    try:
+        code, _, err = _run(capsys, home, "-e", CREATE)
+    finally:
+        os.umask(previous)
+    assert code == 0, err
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    files = sorted(path.name for path in home.iterdir())
+    assert files == ["catalogs.json", "catalogs.lock"]
+    assert {path.name: stat.S_IMODE(path.stat().st_mode) for path in home.iterdir()} == dict.fromkeys(files, 0o600)
+
+
+def test_an_existing_home_of_ours_is_tightened(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, home, "-e", CREATE)[0] == 0
+    os.chmod(home, 0o755)
+    os.chmod(home / "catalogs.lock", 0o644)
+    assert _run(capsys, home, "-e", "ALTER CATALOG c SET PROPERTIES ('x'='1')")[0] == 0
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "catalogs.lock").stat().st_mode) == 0o600
+
+
+def test_the_prompts_history_is_private_and_masked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hms_catalog.cli"],
+        stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True, preexec_fn=lambda: os.umask(0),
+        env={**os.environ, "HMS_CATALOG_HOME": str(home), "TERM": "dumb"},
+    )
+    os.close(secondary)
+    try:
+        _read_until(primary, b"hms-catalog> ")
+        os.write(primary, f"{CREATE};\n".encode())
+        assert b"OK: catalog 'c' created" in _read_until(primary, b"created")
+        os.write(primary, b"exit\n")
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(primary)
+    history = home / "history"
+    assert "'hive.metastore.password'='******'" in history.read_text()
+    assert SECRET not in history.read_text()
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
