@@ -32,6 +32,7 @@ from hms_catalog.execution import Result, Session
 from hms_catalog.manager import CatalogManager
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
+from hms_catalog.registry import live_managers, shared_manager
 from hms_catalog.store import CatalogStore, default_home
 
 __all__ = [
@@ -56,12 +57,18 @@ __all__ = [
     "SqlSyntaxError",
     "UnsupportedTableError",
     "default_home",
+    "live_managers",
     "open_session",
+    "shared_manager",
 ]
 
 __version__ = "0.1.0"
 
 
 def open_session(home: str | os.PathLike[str] | None = None) -> Session:
-    """A session over the catalogs stored under ``home`` (default as the CLI's ``--home``)."""
-    return Session(CatalogManager(CatalogStore(home if home is not None else default_home())))
+    """A session over the catalogs stored under ``home`` (default as the CLI's ``--home``).
+
+    Sessions of one process over one home share its live catalogs (see :mod:`hms_catalog.registry`),
+    so a REFRESH in one is seen by every other session, ``attach_catalogs`` and the ``hms`` data source.
+    """
+    return Session(shared_manager(home))

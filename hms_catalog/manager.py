@@ -2,7 +2,8 @@
 
 The store is the source of truth and may be changed by another process (a second CLI, a notebook):
 each lookup compares the stored id and version with the live catalog's and rebuilds it when they
-differ, closing the old one's connections.
+differ, closing the old one's connections. REFRESHes travel the same way, through the home's refresh
+log (:mod:`hms_catalog.refresh_log`): each lookup first applies those other processes announced.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.client.pool import HmsClientPool
 from hms_catalog.model.catalog import ExternalCatalog
 from hms_catalog.properties import CatalogConfig, ClientConfig
+from hms_catalog.refresh_log import LOST_TRACK, RefreshLog, RefreshRecord
 from hms_catalog.store import CatalogDefinition, CatalogStore
 
 __all__ = ["CatalogManager", "ClientFactory", "pooled_client"]
@@ -30,11 +32,15 @@ def pooled_client(config: ClientConfig) -> MetastoreClient:
 class CatalogManager:
     """Creates, alters and drops catalog definitions and hands out their live :class:`ExternalCatalog`."""
 
-    def __init__(self, store: CatalogStore, *, client_factory: ClientFactory = pooled_client) -> None:
+    def __init__(
+        self, store: CatalogStore, *, client_factory: ClientFactory = pooled_client, refresh_log: RefreshLog | None = None
+    ) -> None:
         self.store = store
         self._client_factory = client_factory
         self._lock = threading.Lock()
         self._live: dict[str, ExternalCatalog] = {}
+        # REFRESHes of the other processes on this home (a notebook, Spark's planning worker) reach ours.
+        self.refresh_log = refresh_log if refresh_log is not None else RefreshLog(store.home)
 
     def definitions(self) -> list[CatalogDefinition]:
         return self.store.list()
@@ -45,6 +51,7 @@ class CatalogManager:
         The definition is read under the lock, so two threads never race an older definition over a
         newer live catalog; a replacement is built before the old one is closed.
         """
+        self._apply_others_refreshes()
         with self._lock:
             definition = self.store.get(name)
             live = self._live.get(definition.name)
@@ -58,6 +65,28 @@ class CatalogManager:
         if live is not None:
             live.close()
         return fresh
+
+    def refresh(self, name: str, database: str | None = None, table: str | None = None) -> ExternalCatalog:
+        """REFRESH a catalog, one of its databases or one table, here and in every process on this home."""
+        catalog = self.catalog(name)
+        _refresh(catalog, database, table)
+        self.refresh_log.announce(RefreshRecord(catalog.definition.id, database and database.lower(), table and table.lower()))
+        return catalog
+
+    def _apply_others_refreshes(self) -> None:
+        records = self.refresh_log.poll()
+        if not records and records is not LOST_TRACK:
+            return
+        with self._lock:
+            live = {catalog.definition.id: catalog for catalog in self._live.values()}
+        if records is LOST_TRACK or any(record.catalog_id == "*" for record in records):
+            for catalog in live.values():
+                catalog.refresh()
+            return
+        for record in records:
+            catalog = live.get(record.catalog_id)
+            if catalog is not None:
+                _refresh(catalog, record.database, record.table)
 
     def create(
         self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False
@@ -104,3 +133,12 @@ class CatalogManager:
             live = self._live.pop(name, None)
         if live is not None:
             live.close()
+
+
+def _refresh(catalog: ExternalCatalog, database: str | None, table: str | None) -> None:
+    if database is None:
+        catalog.refresh()
+    elif table is None:
+        catalog.refresh_database(database)
+    else:
+        catalog.database(database).refresh_table(table)

@@ -15,8 +15,8 @@ from hms_catalog.cli.render import FORMATS, renderer_for
 from hms_catalog.cli.repl import interactive_session, stream_session
 from hms_catalog.cli.runner import StatementRunner
 from hms_catalog.execution import Session
-from hms_catalog.manager import CatalogManager
-from hms_catalog.store import HOME_ENV, CatalogStore, default_home
+from hms_catalog.registry import shared_manager
+from hms_catalog.store import HOME_ENV, default_home
 
 __all__ = ["main", "build_parser"]
 
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = (args.home or default_home()).expanduser()
     if args.command == "metastore":
         return run_metastore_command(args, home)
-    manager = CatalogManager(CatalogStore(home))
+    manager = shared_manager(home)
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
     session = Session(manager, progress=progress)
     session.engine_options.update({k: v for k, v in (("master", args.master), ("remote", args.remote)) if v})
@@ -92,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
-        manager.close()
+        try:
+            session.close()  # stops a SparkSession that SELECT started
+        finally:
+            manager.close()
 
 
 def _run_statements(args: argparse.Namespace, runner: StatementRunner, home: Path) -> int:

@@ -19,7 +19,7 @@ from hms_catalog.client import HmsClientPool
 from hms_catalog.demo.warehouse import DATABASE, build_warehouse
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
-from hms_catalog.manager import CatalogManager
+from hms_catalog.registry import shared_manager
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.store import CatalogStore
@@ -74,7 +74,7 @@ def run(directory: Path) -> int:
 
     home = directory / "home"
     store = CatalogStore(home)
-    session = Session(CatalogManager(store))
+    session = Session(shared_manager(home))
     renderer = TextRenderer()
     existing = store.find(CATALOG)
     statements = []

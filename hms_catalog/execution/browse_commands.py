@@ -74,22 +74,20 @@ def describe_table(session: Session, statement: ast.DescribeTable) -> Result:
 
 @register(ast.RefreshCatalog)
 def refresh_catalog(session: Session, statement: ast.RefreshCatalog) -> Result:
-    catalog = session.catalog(statement.name)
-    catalog.refresh()
+    catalog = session.manager.refresh(session.catalog(statement.name).name)
     return Result.done(f"catalog '{catalog.name}' refreshed")
 
 
 @register(ast.RefreshDatabase)
 def refresh_database(session: Session, statement: ast.RefreshDatabase) -> Result:
-    catalog = session.catalog(statement.target.catalog)
-    catalog.refresh_database(statement.target.database)
+    catalog = session.manager.refresh(session.catalog(statement.target.catalog).name, statement.target.database)
     return Result.done(f"database '{catalog.name}.{statement.target.database.lower()}' refreshed")
 
 
 @register(ast.RefreshTable)
 def refresh_table(session: Session, statement: ast.RefreshTable) -> Result:
     table = session.table(statement.table)
-    table.refresh()
+    session.manager.refresh(table.catalog, table.database, table.name)
     return Result.done(f"table '{table.full_name}' refreshed")
 
 

@@ -6,7 +6,8 @@ function and one entry. Handlers live in small modules by theme and receive the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 from dataclasses import dataclass
 
@@ -18,11 +19,13 @@ from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
 from hms_catalog.sql import ast
 from hms_catalog.sql.parser import parse_statement, split_statements
 
-__all__ = ["Session", "Handler", "register"]
+__all__ = ["HANDLERS", "Session", "Handler", "register"]
 
 Handler = Callable[["Session", ast.Statement], Result]
 Progress = Callable[[str, int, int], None]  # (what, done, total): long work reports as it goes
 _HANDLERS: dict[type[ast.Statement], Handler] = {}
+# The statement registry, read-only: ``register`` is its only writer (house rule 3).
+HANDLERS: Mapping[type[ast.Statement], Handler] = MappingProxyType(_HANDLERS)
 
 
 def register(kind: type[ast.Statement]) -> Callable[[Handler], Handler]:
@@ -49,8 +52,34 @@ class Session:
         self.manager = manager
         self.progress = progress
         self.engine_options: dict[str, str] = {}  # e.g. Spark's master or remote URL, set by the CLI
-        self.extras: dict[str, Any] = {}  # state of statement extensions (a SparkSession), closed with the session
+        # State of statement extensions (SELECT's Spark runner): each value with a ``close()`` is closed
+        # with the session, so an engine a statement started does not outlive the session that asked.
+        self.extras: dict[str, Any] = {}
         self._position = _Position()
+
+    def close(self) -> None:
+        """Close what the session's statements started; the shared catalogs stay open for other sessions.
+
+        Idempotent. Every extra is closed even when one fails; the first failure is raised afterwards.
+        """
+        extras, self.extras = list(self.extras.values()), {}
+        failure: BaseException | None = None
+        for extra in extras:
+            close = getattr(extra, "close", None)
+            if close is None:
+                continue
+            try:
+                close()
+            except Exception as error:  # noqa: BLE001 - close the rest, then report the first
+                failure = failure or error
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @property
     def current_catalog(self) -> str | None:

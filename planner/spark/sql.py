@@ -19,6 +19,7 @@ from sqlglot import expressions as exp
 from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
+from hms_catalog.registry import adopt_manager, home_key
 from planner.spark.datasource import register
 
 __all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
@@ -54,10 +55,14 @@ def _view_name(table: ExternalTable) -> str:
 class CatalogSql:
     """Runs queries naming catalog tables on ``spark``, resolving names as ``session`` does (SWITCH/USE)."""
 
-    def __init__(self, spark: Any, session: Session, home: str) -> None:
+    def __init__(self, spark: Any, session: Session, *, owns_spark: bool = False) -> None:
         self.spark = spark
         self.session = session
-        self.home = home
+        self.owns_spark = owns_spark  # started for this runner (SELECT in a session): stopped by close()
+        # The data source finds its catalogs by home: it must find this session's live catalogs there,
+        # or a REFRESH run in the session would not reach what SELECT reads.
+        adopt_manager(session.manager)
+        self.home = str(home_key(session.manager.store.home))
         self._run = spark.sql  # the session's own sql, kept before attach_catalogs replaces it
 
     def rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]]]:
@@ -104,6 +109,12 @@ class CatalogSql:
             node.set("this", exp.to_identifier(view))
         return tree.sql(dialect="spark"), views
 
+    def close(self) -> None:
+        """Stop the SparkSession when this runner started it; one handed in belongs to its caller."""
+        if self.owns_spark:
+            self.owns_spark = False
+            self.spark.stop()
+
     def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:
         rewritten, views = self.rewrite(query)
         if not views:
@@ -140,9 +151,7 @@ def attach_catalogs(spark: Any, home: str | None = None, session: Session | None
     ``session`` has SWITCH/USE for two- and one-part names).
     """
     from hms_catalog import open_session
-    from hms_catalog.store import default_home
 
-    home_path = str(home or default_home())
-    runner = CatalogSql(spark, session or open_session(home_path), home_path)
+    runner = CatalogSql(spark, session or open_session(home))
     spark.sql = runner.sql  # this session object only: other sessions are untouched
     return runner

@@ -28,8 +28,12 @@ def _plain(value: Any) -> Any:
 def run_query(session: Session, statement: ast.Query) -> Result:
     runner: CatalogSql | None = session.extras.get("spark_sql")
     if runner is None:
+        from pyspark.sql import SparkSession
+
+        # A SparkSession the process already had (a notebook's) is used, never stopped by this session.
+        started = SparkSession.getActiveSession() is None
         spark = spark_session(session.engine_options.get("master"), session.engine_options.get("remote"))
-        runner = CatalogSql(spark, session, str(session.manager.store.home))
+        runner = CatalogSql(spark, session, owns_spark=started)
         session.extras["spark_sql"] = runner
     frame = runner.sql(statement.sql)
     rows = [tuple(_plain(v) for v in row) for row in frame.collect()]

@@ -5,15 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hms_catalog.errors import ConfigurationError
-from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog, ExternalTable
-from hms_catalog.store import CatalogStore, default_home
+from hms_catalog.registry import shared_manager
 
 __all__ = ["table_handle"]
-
-# The driver's catalogs by home directory, so repeated reads share one pool and warm caches (the data
-# source API hands us only string options, never objects).
-_MANAGERS: dict[str, CatalogManager] = {}
 
 
 def table_handle(options: Mapping[str, str]) -> tuple[ExternalCatalog, ExternalTable]:
@@ -24,9 +19,7 @@ def table_handle(options: Mapping[str, str]) -> tuple[ExternalCatalog, ExternalT
     parts = [part.strip("`") for part in name.split(".")]
     if len(parts) != 3:
         raise ConfigurationError(f"table '{name}' must be named as catalog.database.table")
-    home = options.get("home") or str(default_home())
-    manager = _MANAGERS.get(home)
-    if manager is None:
-        manager = _MANAGERS.setdefault(home, CatalogManager(CatalogStore(home)))
-    catalog = manager.catalog(parts[0])
+    # The process's manager for the home (the data source API hands us only strings, never objects):
+    # the same live catalogs as the session that ran REFRESH, so a read never plans from older caches.
+    catalog = shared_manager(options.get("home") or None).catalog(parts[0])
     return catalog, catalog.table(parts[1], parts[2])

@@ -76,3 +76,57 @@ def test_select_in_the_cli_prints_json_rows(tables: str, home: Path) -> None:  #
 def test_the_rewrite_keeps_everything_but_the_name(catalogs: Any) -> None:
     rewritten, _ = catalogs.rewrite(f"SELECT * FROM hive.{DB}.lines TABLESAMPLE (50 PERCENT) WHERE n < 3")
     assert "TABLESAMPLE" in rewritten.upper() and "hive." not in rewritten
+
+
+def test_refresh_in_the_session_reaches_select_and_the_data_source(spark: Any, home: Path, unique_name: str) -> None:  # noqa: F811
+    """One live catalog per process: the session, attach_catalogs and the hms source share its caches."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hms_catalog import open_session
+
+    session = open_session(home)
+    spark.sql(f"CREATE DATABASE {unique_name}")
+    spark.sql(f"CREATE TABLE {unique_name}.t (i INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {unique_name}.t PARTITION (p='a') VALUES (1)")
+    original = spark.sql
+    runner = attach_catalogs(spark, session=session)
+    try:
+        query = f"SELECT count(*) AS n FROM hive.{unique_name}.t WHERE p = 'a'"
+        assert spark.sql(query).collect()[0].n == 1
+        location = Path(spark.sql(f"DESCRIBE FORMATTED {unique_name}.t PARTITION (p='a')")
+                        .where("col_name = 'Location'").collect()[0].data_type.removeprefix("file:"))
+        pq.write_table(pa.table({"i": pa.array([2, 3], pa.int32())}), location / "added.parquet")
+        assert spark.sql(query).collect()[0].n == 1  # the listing is cached (partition TTL): not seen yet
+        session.run_one(f"REFRESH TABLE hive.{unique_name}.t")
+        assert spark.sql(query).collect()[0].n == 3  # SELECT through attach_catalogs
+        reader = spark.read.format("hms").option("home", str(home))
+        assert reader.load(f"hive.{unique_name}.t").count() == 3  # the data source directly
+    finally:
+        spark.sql = original
+        spark.sql(f"DROP DATABASE {unique_name} CASCADE")
+        session.manager.close()
+    assert runner.session is session
+
+
+def test_closing_a_session_leaves_a_spark_session_it_did_not_start(spark: Any, catalogs: Any) -> None:
+    catalogs.session.run_one(f"SELECT count(*) FROM hive.{DB}.lines")
+    catalogs.session.close()
+    assert spark.sql("SELECT 1 AS one").collect()[0].one == 1
+
+
+def test_closing_a_session_stops_the_spark_session_its_select_started(tables: str, home: Path) -> None:  # noqa: F811
+    script = (
+        "import sys\n"
+        "from pyspark.sql import SparkSession\n"
+        "from hms_catalog import open_session\n"
+        f"session = open_session({str(home)!r})\n"
+        f"rows = session.run_one('SELECT count(*) AS n FROM hive.{DB}.lines').rows\n"
+        "assert SparkSession.getActiveSession() is not None\n"
+        "session.close()\n"
+        "session.close()  # idempotent\n"
+        "print('rows', rows, 'active', SparkSession.getActiveSession())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("active None"), run.stdout
