@@ -16,23 +16,37 @@ from collections.abc import Iterator
 
 __all__ = ["paused_gc"]
 
-_lock = threading.Lock()
-_depth = 0
-_was_enabled = False
+class _CollectorPauses:
+    """Counts the pauses in force: the collector is process-wide, so its pause count is too."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._was_enabled = False
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._was_enabled:
+                    gc.enable()
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    global _depth, _was_enabled
-    with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _was_enabled:
-                gc.enable()
+_PAUSES = _CollectorPauses()
+
+
+def paused_gc() -> contextlib.AbstractContextManager[None]:
+    """Pause the cyclic collector for the block; nested and concurrent pauses end with the last one."""
+    return _PAUSES.paused()

@@ -25,6 +25,14 @@ from tests.support.sessions import open_catalog
 _names = itertools.count(1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reaches the embedded metastore, however indirectly (through ``session``,
+    ``admin``, ``spark``, ...), so ``pytest -m "not metastore"`` runs the pure tests without Java."""
+    for item in items:
+        if "metastore" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.metastore)
+
+
 @pytest.fixture(scope="session")
 def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMetastore]:
     """The embedded metastore, started once per test session."""

@@ -7,28 +7,30 @@ The planner (and the Spark integration) depend on hms_catalog, never the reverse
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
-import threading
 from importlib.metadata import entry_points
 
 __all__ = ["load_extensions", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "hms_catalog.statements"
 log = logging.getLogger(__name__)
-_loaded = False
-_lock = threading.Lock()
 
 
-def load_extensions() -> None:
-    """Import every registered statement module once per process."""
-    global _loaded
-    with _lock:
-        if _loaded:
-            return
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                importlib.import_module(point.value)
-            except ImportError as error:
-                log.warning("statement extension %s (%s) could not be loaded: %s", point.name, point.value, error)
-        _loaded = True
+@functools.cache
+def load_extensions() -> tuple[str, ...]:
+    """Import every registered statement module once per process; returns the modules loaded.
+
+    The cache is the once-only guard: a second caller gets the first call's answer. Two first calls
+    racing import the same modules twice at worst, which Python's import lock makes harmless.
+    """
+    loaded = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            importlib.import_module(point.value)
+        except ImportError as error:
+            log.warning("statement extension %s (%s) could not be loaded: %s", point.name, point.value, error)
+        else:
+            loaded.append(point.value)
+    return tuple(loaded)

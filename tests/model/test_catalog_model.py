@@ -37,7 +37,7 @@ class World:
         return self.client.metrics().calls_since(before)
 
 
-@pytest.fixture(params=["fake", "real"])
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.metastore)])
 def world(request: pytest.FixtureRequest) -> Iterator[World]:
     if request.param == "fake":
         fake = FakeMetastore(latency=0.01)
