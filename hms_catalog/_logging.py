@@ -32,3 +32,5 @@ def configure_logging(*, debug: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     root.propagate = False
+    # sqlglot warns on stderr before some of the syntax errors we report ourselves, with position.
+    logging.getLogger("sqlglot").setLevel(logging.DEBUG if debug else logging.ERROR)

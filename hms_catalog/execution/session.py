@@ -17,7 +17,7 @@ from hms_catalog.execution.result import Result
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
 from hms_catalog.sql import ast
-from hms_catalog.sql.parser import parse_statement, split_statements
+from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
 
 __all__ = ["HANDLERS", "Session", "Handler", "register"]
 
@@ -103,8 +103,9 @@ class Session:
 
         A statement that fails raises; those before it stay applied.
         """
+        context = StatementSource(text)  # errors quote whole lines of the input, not of one statement
         for source in split_statements(text):
-            statement = parse_statement(source)
+            statement = parse_statement(source, context=context)
             yield statement.text, self.execute(statement)
 
     def run_one(self, text: str) -> Result:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import expressions as exp
 
-from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
+from hms_catalog.sql import parse_query
 from hms_catalog.registry import adopt_manager, home_key
 from planner.spark.datasource import register
 
@@ -67,12 +66,7 @@ class CatalogSql:
 
     def rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]]]:
         """The query with catalog tables replaced by view names, and what each view must read."""
-        try:
-            tree = sqlglot.parse_one(query, read="spark")
-        except sqlglot.errors.ParseError as error:
-            detail = error.errors[0] if error.errors else {}
-            raise SqlSyntaxError(str(detail.get("description", error)), line=int(detail.get("line", 1)),
-                                 column=int(detail.get("col", 1)), token=str(detail.get("highlight", ""))) from None
+        tree = parse_query(query)  # every sqlglot failure becomes a positioned SqlSyntaxError
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
         mentioned: set[str] = set()
         for column in tree.find_all(exp.Column):

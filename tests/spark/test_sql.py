@@ -130,3 +130,12 @@ def test_closing_a_session_stops_the_spark_session_its_select_started(tables: st
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().endswith("active None"), run.stdout
+
+
+@pytest.mark.parametrize("query", ["SELECT * FROM hive.x.y /* open", "SELECT 'open FROM t", "SELECT FROM WHERE ("])
+def test_queries_sqlglot_cannot_read_are_positioned_syntax_errors(catalogs: Any, query: str) -> None:
+    from hms_catalog.errors import SqlSyntaxError
+
+    with pytest.raises(SqlSyntaxError) as info:
+        catalogs.rewrite(query)
+    assert info.value.line == 1 and 1 <= info.value.column <= len(query) + 1
