@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 from dataclasses import dataclass
 
 from hms_catalog.errors import ConfigurationError
@@ -28,11 +28,18 @@ _HANDLERS: dict[type[ast.Statement], Handler] = {}
 HANDLERS: Mapping[type[ast.Statement], Handler] = MappingProxyType(_HANDLERS)
 
 
-def register(kind: type[ast.Statement]) -> Callable[[Handler], Handler]:
-    """Decorator that makes ``handler`` the runner of statements of type ``kind``."""
+S = TypeVar("S", bound=ast.Statement)
 
-    def add(handler: Handler) -> Handler:
-        _HANDLERS[kind] = handler
+
+def register(kind: type[S]) -> Callable[[Callable[[Session, S], Result]], Callable[[Session, S], Result]]:
+    """Decorator that makes ``handler`` the runner of statements of type ``kind``.
+
+    Typed by the statement class, so a handler declares the node it really receives; the registry
+    stores it under that class and ``execute`` only ever hands it a node of that class.
+    """
+
+    def add(handler: Callable[[Session, S], Result]) -> Callable[[Session, S], Result]:
+        _HANDLERS[kind] = cast(Handler, handler)
         return handler
 
     return add
