@@ -30,6 +30,8 @@ __all__ = ["CatalogDefinition", "CatalogStore", "default_home", "HOME_ENV"]
 HOME_ENV = "HMS_CATALOG_HOME"
 _DOCUMENT = "catalogs.json"
 _LOCK = "catalogs.lock"
+_TEMPORARY_PREFIX = ".catalogs-"
+_TEMPORARY_SUFFIX = ".tmp"
 _FORMAT_VERSION = 1
 
 
@@ -159,6 +161,7 @@ class CatalogStore:
         with os.fdopen(private_file(self.home / _LOCK), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
+                self._remove_dead_writers_files()
                 catalogs = self._read()
                 yield catalogs
                 self._write(catalogs)
@@ -183,7 +186,7 @@ class CatalogStore:
             "format": _FORMAT_VERSION,
             "catalogs": [catalogs[name].to_json() for name in sorted(catalogs)],
         }
-        descriptor, temporary = tempfile.mkstemp(prefix=".catalogs-", suffix=".tmp", dir=self.home)
+        descriptor, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX, dir=self.home)
         try:
             os.fchmod(descriptor, 0o600)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
@@ -195,3 +198,19 @@ class CatalogStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
             raise
+        _fsync_directory(self.home)
+
+    def _remove_dead_writers_files(self) -> None:
+        """Delete temporary documents left by writers killed before their rename (called under the lock)."""
+        for leftover in self.home.glob(f"{_TEMPORARY_PREFIX}*{_TEMPORARY_SUFFIX}"):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable: until the directory is synced, a power loss may bring the old document back."""
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -106,3 +106,45 @@ def test_concurrent_writers_in_several_processes_lose_no_update(home: Path) -> N
     assert final.version == 1 + 100
     assert final.properties["n"] == "100"
     assert json.loads((home / "catalogs.json").read_text())["format"] == 1
+
+
+_HANGING_WRITER = """
+import os, sys, time
+from hms_catalog.store import CatalogDefinition, CatalogStore
+
+def hang(source, target):
+    print("temporary document written", flush=True)
+    time.sleep(120)
+
+os.replace = hang
+CatalogStore(sys.argv[1]).create(CatalogDefinition(name="lost", properties={"type": "hms"}))
+"""
+
+
+def test_a_writer_killed_before_its_rename_leaves_no_temporary_file_behind_the_next_write(home: Path) -> None:
+    store = CatalogStore(home)
+    store.create(CatalogDefinition(name="kept", properties=PROPS))
+    with subprocess.Popen([sys.executable, "-c", _HANGING_WRITER, str(home)], stdout=subprocess.PIPE, text=True) as writer:
+        try:
+            assert writer.stdout is not None and writer.stdout.readline().strip() == "temporary document written"
+        finally:
+            writer.kill()  # SIGKILL: no cleanup handler runs
+    assert [d.name for d in store.list()] == ["kept"]  # the change was never acknowledged, nor applied
+    assert len(list(home.glob(".catalogs-*.tmp"))) == 1
+    store.update("kept", lambda d: CatalogDefinition(name=d.name, properties={**d.properties, "x": "1"}))
+    assert sorted(p.name for p in home.iterdir()) == ["catalogs.json", "catalogs.lock"]
+
+
+def test_the_rename_is_made_durable_by_syncing_the_directory(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    synced: list[bool] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(descriptor: int) -> None:
+        synced.append(stat.S_ISDIR(os.fstat(descriptor).st_mode))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    CatalogStore(home).create(CatalogDefinition(name="c", properties=PROPS))
+    assert synced == [False, True]  # the document, then the directory after the rename
