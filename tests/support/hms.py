@@ -104,3 +104,12 @@ class Admin:
 
     def drop_table(self, database: str, name: str) -> None:
         self.pool.call("drop_table", database, name, True)
+
+    def add_partition(self, database: str, table: str, values: Sequence[str], location: Path) -> ttypes.Partition:
+        """Register a partition of ``table`` at ``location`` (made if absent), with the table's storage."""
+        location.mkdir(parents=True, exist_ok=True)
+        sd = self.pool.call("get_table", database, table).sd
+        sd.location = location.as_uri()
+        partition = ttypes.Partition(values=list(values), dbName=database, tableName=table, sd=sd, parameters={})
+        self.pool.call("add_partitions", [partition])
+        return partition
