@@ -9,6 +9,7 @@ columns filled from the split's partition values in their declared types.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +20,10 @@ from hms_catalog.formats.schema import Column
 from planner.partition_values import typed_value
 from planner.plan import Split
 
-__all__ = ["FileChangedError", "open_split_file", "shape_batch", "partition_array", "rows_only"]
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+__all__ = ["FileChangedError", "open_split_file", "open_found", "shape_batch", "partition_array", "rows_only"]
 
 
 class FileChangedError(PlanningError):
@@ -31,9 +35,10 @@ def open_split_file(split: Split) -> pa.NativeFile:
     import pyarrow.fs as pafs
 
     filesystem, path = resolve(split.path)
+    gone = f"{split.path} no longer exists; the plan is stale: run REFRESH TABLE and plan again"
     info = filesystem.get_file_info(path)
     if info.type == pafs.FileType.NotFound:
-        raise FileChangedError(f"{split.path} no longer exists; the plan is stale: run REFRESH TABLE and plan again")
+        raise FileChangedError(gone)
     mtime = int(info.mtime_ns // 1_000_000) if info.mtime_ns is not None else None
     changed_time = split.modification_time not in (None, 0) and mtime is not None and mtime != split.modification_time
     if info.size != split.file_length or changed_time:
@@ -41,7 +46,16 @@ def open_split_file(split: Split) -> pa.NativeFile:
             f"{split.path} changed since it was planned (length {split.file_length} -> {info.size}); "
             "run REFRESH TABLE and plan again"
         )
-    return filesystem.open_input_file(path)
+    return open_found(filesystem, path, gone)
+
+
+def open_found(filesystem: pafs.FileSystem, path: str, gone: str) -> pa.NativeFile:
+    """Open a file that was there a moment ago; one removed since (a cleaner, a concurrent overwrite) is
+    the stale plan ``gone`` describes, not a bare FileNotFoundError from deep inside Arrow."""
+    try:
+        return filesystem.open_input_file(path)
+    except FileNotFoundError as error:
+        raise FileChangedError(gone) from error
 
 
 def rows_only(rows: int) -> pa.RecordBatch:

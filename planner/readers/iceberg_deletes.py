@@ -24,7 +24,7 @@ from hms_catalog.formats._paths import resolve
 from hms_catalog.formats.schema import Column
 from hms_catalog.types.arrow import to_arrow_type
 from planner.plan import DeleteFile, Split
-from planner.readers._common import FileChangedError, rows_only, shape_batch
+from planner.readers._common import FileChangedError, open_found, rows_only, shape_batch
 from planner.readers.columnar import split_row_spans
 
 __all__ = ["read_with_deletes", "POSITION_DELETES", "EQUALITY_DELETES"]
@@ -89,10 +89,11 @@ def _open(delete: DeleteFile) -> pa.NativeFile:
     import pyarrow.fs as pafs
 
     filesystem, path = resolve(delete.path)
+    stale = f"delete file {delete.path} is gone or changed since planning; run REFRESH TABLE and plan again"
     info = filesystem.get_file_info(path)
     if info.type == pafs.FileType.NotFound or info.size != delete.length:
-        raise FileChangedError(f"delete file {delete.path} is gone or changed since planning; run REFRESH TABLE and plan again")
-    return filesystem.open_input_file(path)
+        raise FileChangedError(stale)
+    return open_found(filesystem, path, stale)
 
 
 def _field_names(schema: pa.Schema, wanted: dict[int, str]) -> dict[int, str]:
