@@ -106,10 +106,12 @@ class Admin:
         self.pool.call("drop_table", database, name, True)
 
     def add_partition(self, database: str, table: str, values: Sequence[str], location: Path) -> ttypes.Partition:
-        """Register a partition of ``table`` at ``location`` (made if absent), with the table's storage."""
+        """Register a partition of ``table`` at ``location`` (made if absent), with the table's storage.
+
+        The location is a Hadoop path, never URL-encoded (``as_uri`` would turn ``p=a`` into ``p%3Da``)."""
         location.mkdir(parents=True, exist_ok=True)
         sd = self.pool.call("get_table", database, table).sd
-        sd.location = location.as_uri()
+        sd.location = f"file://{location}"
         partition = ttypes.Partition(values=list(values), dbName=database, tableName=table, sd=sd, parameters={})
         self.pool.call("add_partitions", [partition])
         return partition
