@@ -114,6 +114,7 @@ class HmsClientPool:
         self._lock = threading.Lock()
         self._idle: list[Connection] = []
         self._dead_until: dict[MetastoreUri, float] = {}
+        self._last_failure: dict[MetastoreUri, tuple[float, str]] = {}
         self._closed = False
 
     @property
@@ -140,8 +141,13 @@ class HmsClientPool:
             self._release(connection, broken=broken)
 
     def call(self, method: str, *args: Any) -> Any:
-        """Call thrift ``method`` with retries over transport failures and failover across URIs."""
+        """Call thrift ``method`` with retries over transport failures and failover across URIs.
+
+        When every attempt fails, the error says how each URI failed last since the call began (a hung
+        one and a refused one read differently), not only what the last attempt met.
+        """
         attempts = self.config.retries + 1
+        started = self._clock()
         last_error: BaseException | None = None
         for attempt in range(attempts):
             if attempt:
@@ -151,19 +157,17 @@ class HmsClientPool:
                 with self.borrow() as client:
                     try:
                         return getattr(client, method)(*args)
-                    except (TTransportException, TProtocolException, OSError, EOFError):
-                        self._mark_dead(client.uri)
+                    except (TTransportException, TProtocolException, OSError, EOFError) as error:
+                        self._mark_dead(client.uri, _describe(error, self.config))
+                        log.warning("metastore call %s to %s failed on transport (attempt %d of %d): %s",
+                                    method, client.uri, attempt + 1, attempts, error)
                         raise
             except (PoolClosedError, PoolExhaustedError):
                 raise
-            except _NoMetastoreReachable as error:
+            except (_NoMetastoreReachable, TTransportException, TProtocolException, OSError, EOFError) as error:
                 last_error = error
-            except (TTransportException, TProtocolException, OSError, EOFError) as error:
-                last_error = error
-                log.warning("metastore call %s failed on transport (attempt %d of %d): %s", method, attempt + 1, attempts, error)
         raise MetastoreUnavailableError(
-            f"metastore call {method} failed after {attempts} attempt(s) against "
-            f"{', '.join(map(str, self.config.uris))}: {_describe(last_error, self.config)}"
+            f"metastore call {method} failed after {attempts} attempt(s){self._failures_since(started, last_error)}"
         ) from last_error
 
     def close(self) -> None:
@@ -220,7 +224,7 @@ class HmsClientPool:
                 )
             except OSError as error:
                 self.metrics.connect_failed()
-                self._mark_dead(uri)
+                self._mark_dead(uri, f"could not connect: {error or type(error).__name__}")
                 failures.append(f"{uri}: {error or type(error).__name__}")
                 continue
             with self._lock:
@@ -238,16 +242,27 @@ class HmsClientPool:
         resting = sorted((uri for uri in self.config.uris if dead.get(uri, 0.0) > now), key=lambda uri: dead[uri])
         return live + resting
 
-    def _mark_dead(self, uri: MetastoreUri) -> None:
+    def _mark_dead(self, uri: MetastoreUri, reason: str) -> None:
         """Rest ``uri`` and close its idle connections: after a failure they are likely dead too, and
-        handing them out first would spend the retries on them."""
+        handing them out first would spend the retries on them. ``reason`` is kept for error messages."""
         with self._lock:
-            self._dead_until[uri] = self._clock() + self.config.uri_backoff
+            now = self._clock()
+            self._dead_until[uri] = now + self.config.uri_backoff
+            self._last_failure[uri] = (now, reason)
             stale = [c for c in self._idle if c.uri == uri]
             self._idle = [c for c in self._idle if c.uri != uri]
         for connection in stale:
             self.metrics.discarded()
             connection.close()
+
+    def _failures_since(self, started: float, last_error: BaseException | None) -> str:
+        """``: uri: what went wrong; ...`` for each URI that failed since ``started``, in configured order."""
+        with self._lock:
+            recent = {uri: reason for uri, (when, reason) in self._last_failure.items() if when >= started}
+        described = [f"{uri}: {recent[uri]}" for uri in self.config.uris if uri in recent]
+        if described:
+            return ": " + "; ".join(described)
+        return f" against {', '.join(map(str, self.config.uris))}: {_describe(last_error, self.config)}"
 
     def _backoff(self, retry: int) -> float:
         ceiling = min(BACKOFF_CAP_SECONDS, self.config.retry_delay * (2**retry))

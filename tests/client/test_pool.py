@@ -238,6 +238,21 @@ def test_a_hung_server_is_failed_over_to_a_live_one(silent_uri: str, metastore_u
     pool.close()
 
 
+def test_with_every_uri_failing_the_error_says_what_each_one_did(
+    silent_uri: str, refused_uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    pool = HmsClientPool(_config(f"{silent_uri},{refused_uri}", socket_timeout=0.3, retries=1, uri_backoff=60.0))
+    with pytest.raises(MetastoreUnavailableError) as raised:
+        pool.call("get_all_databases")
+    message = str(raised.value)
+    assert message.startswith(
+        f"metastore call get_all_databases failed after 2 attempt(s): {silent_uri}: no answer within 0.3s "
+        f"(hive.metastore.client.socket.timeout): read timeout; {refused_uri}: could not connect: "
+    )
+    assert any(silent_uri in record.getMessage() and "failed on transport" in record.getMessage() for record in caplog.records)
+    pool.close()
+
+
 def test_a_protocol_error_breaks_the_client() -> None:
     from thrift.protocol.TProtocol import TProtocolException
 

@@ -77,7 +77,7 @@ def test_a_hung_first_uri_costs_one_socket_timeout(faults_server: FaultsMetastor
     ("server", "timeout_key", "expected"),
     [
         ("silent_uri", "hive.metastore.client.socket.timeout", r"no answer within 1s \(hive.metastore.client.socket.timeout\)"),
-        ("unaccepted_uri", "hive.metastore.client.connect.timeout", r"could not connect to thrift://127.0.0.1:\d+: timed out"),
+        ("unaccepted_uri", "hive.metastore.client.connect.timeout", r"could not connect: timed out"),
     ],
 )
 def test_a_hung_metastore_is_a_clear_error_within_its_timeouts(
@@ -93,7 +93,7 @@ def test_a_hung_metastore_is_a_clear_error_within_its_timeouts(
     elapsed = time.monotonic() - started
     session.manager.close()
     message = str(raised.value)
-    assert f"get_table failed after 3 attempt(s) against {uri}" in message
+    assert message.startswith(f"metastore call get_table failed after 3 attempt(s): {uri}: ")
     assert raised.match(expected)
     assert elapsed < 3 * 1 + (0.2 + 0.4) + SLACK  # three attempts of one timeout, two backoffs at most
     print(f"\nhung metastore ({server}, {timeout_key}=1, 2 retries): error after {elapsed:.2f} s: {message}")
@@ -105,10 +105,11 @@ def test_the_cli_reports_a_hung_metastore_and_exits(silent_uri: str, home: Path)
               "'hive.metastore.client.socket.timeout'='1', 'hive.metastore.failure.retries'='1')")
     subprocess.run([cli, "--home", str(home), "-e", create], check=True, capture_output=True, timeout=60)
     started = time.monotonic()
-    result = subprocess.run([cli, "--home", str(home), "-e", "SHOW DATABASES FROM c"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([cli, "--home", str(home), "-e", "SHOW DATABASES FROM c"], capture_output=True, text=True, timeout=60,
+                            check=False)
     elapsed = time.monotonic() - started
     assert result.returncode == 1
-    assert f"against {silent_uri}" in result.stderr and "hive.metastore.client.socket.timeout" in result.stderr
+    assert f"failed after 2 attempt(s): {silent_uri}: no answer within 1s (hive.metastore.client.socket.timeout)" in result.stderr
     assert "Traceback" not in result.stderr
     assert elapsed < 2 * 1 + 1.0 + SLACK + 2.0  # two attempts, one backoff, and the CLI's own start
     print(f"\nCLI on a hung metastore: exit 1 after {elapsed:.2f} s: {result.stderr.strip()}")
