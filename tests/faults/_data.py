@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from tests.support import hms
 
-__all__ = ["write_parquet", "partitioned_table"]
+__all__ = ["partitioned_table", "write_parquet"]
 
 _files = itertools.count(1)
 

@@ -1,5 +1,6 @@
 """A metastore restarted in the middle of a workload: no statement fails when it is back within the
-client's retry window; the retries are counted and the slowest statement waited out the restart."""
+client's retry window; the retries are counted and the slowest statement waited out the restart. A
+catalog following the metastore's events keeps following it after the restart."""
 
 from __future__ import annotations
 
@@ -73,6 +74,10 @@ def test_a_restart_within_the_retry_window_fails_no_statement(
     owner = open_session(home)
     owner.run_one(f"CREATE CATALOG fr PROPERTIES ('type'='hms', 'hive.metastore.uris'='{faults_server.uri}'{properties})")
     catalog = owner.manager.catalog("fr")
+    events = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": "200"}
+    following = "".join(f", '{key}'='{value}'" for key, value in {**PATIENT, **events}.items() if "cache" not in key)
+    owner.run_one(f"CREATE CATALOG ev PROPERTIES ('type'='hms', 'hive.metastore.uris'='{faults_server.uri}'{following})")
+    assert [row[0] for row in owner.run_one(f"SHOW TABLES FROM ev.{unique_name}").rows] == ["facts"]  # cached now
     stop = threading.Event()
     runs: list[list[Run]] = [[] for _ in range(WORKERS)]
     threads = [
@@ -97,6 +102,14 @@ def test_a_restart_within_the_retry_window_fails_no_statement(
         for thread in threads:
             thread.join(timeout=180)
     after = catalog.metrics()
+
+    faults_admin.create_table(unique_name, "made_after_the_restart", [("id", "bigint")])
+    deadline = time.monotonic() + 60
+    while len(owner.run_one(f"SHOW TABLES FROM ev.{unique_name}").rows) < 2:
+        assert time.monotonic() < deadline, "the catalog stopped following events after the restart"
+        time.sleep(0.1)
+    follower = owner.manager.catalog("ev").follower
+    assert follower is not None and follower.status().running
     owner.manager.close()
 
     everything = [run for mine in runs for run in mine]

@@ -54,10 +54,12 @@ def test_a_file_removed_after_planning_is_named_when_its_split_is_read(plan: Spl
 
 
 def test_spark_names_the_removed_file(spark: Any, plan: SplitPlan, home: Path) -> None:
+    from pyspark.errors import PySparkException
+
     gone = plan.splits[2]
     _local(gone.path).unlink()
     frame = read_hms(spark, home, plan.full_name, plan=plan.dumps())
-    with pytest.raises(Exception) as raised:  # noqa: PT011 - Spark wraps the worker's error in its own class
+    with pytest.raises(PySparkException) as raised:  # the worker's error, as Spark carries it back
         frame.collect()
     message = str(raised.value)
     assert "FileChangedError" in message and f"{gone.path} no longer exists" in message

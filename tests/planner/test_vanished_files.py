@@ -11,8 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from planner.plan import DeleteFile, Split
-from planner.readers import FileChangedError
-from planner.readers import _common, iceberg_deletes
+from planner.readers import FileChangedError, _common, iceberg_deletes
 from planner.readers.iceberg_deletes import POSITION_DELETES
 
 
