@@ -26,14 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import progress, save  # noqa: E402
-from hmsclient.genthrift.hive_metastore import ttypes  # noqa: E402
+from _common import progress, save
+from hmsclient.genthrift.hive_metastore import ttypes
 
-from hms_catalog import open_session  # noqa: E402
-from hms_catalog.client import HmsClientPool  # noqa: E402
-from hms_catalog.execution import Session  # noqa: E402
-from hms_catalog.metastore import EmbeddedMetastore  # noqa: E402
-from hms_catalog.properties import ClientConfig, parse_uris  # noqa: E402
+from hms_catalog import open_session
+from hms_catalog.client import HmsClientPool
+from hms_catalog.execution import Session
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.properties import ClientConfig, parse_uris
 
 DATABASE = "bench_fresh"
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",

@@ -18,13 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import median_seconds, progress, save, timed  # noqa: E402
-from hmsclient.genthrift.hive_metastore import ttypes  # noqa: E402
+from _common import median_seconds, progress, save, timed
+from hmsclient.genthrift.hive_metastore import ttypes
 
-from hms_catalog import open_session  # noqa: E402
-from hms_catalog.client import HmsClientPool  # noqa: E402
-from hms_catalog.metastore import EmbeddedMetastore  # noqa: E402
-from hms_catalog.properties import ClientConfig, parse_uris  # noqa: E402
+from hms_catalog import open_session
+from hms_catalog.client import HmsClientPool
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.properties import ClientConfig, parse_uris
 
 DATABASE = "bench_meta"
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
@@ -70,7 +70,7 @@ def ours(metastore: EmbeddedMetastore, home: Path, repeat: int) -> dict[str, obj
     catalog.database_names()  # open the connection outside the measurements
 
     cold_times = []
-    for attempt in range(repeat):
+    for _ in range(repeat):
         session.run_one("REFRESH CATALOG bench")
         seconds, calls, _ = server_calls(metastore, lambda: session.run_one(f"DESCRIBE bench.{DATABASE}.t0001"))
         cold_times.append(seconds)
@@ -174,7 +174,9 @@ def main() -> int:
     if theirs is not None:
         ratios = report["ratios"]
         assert isinstance(ratios, dict)
-        ratios["describe_cold_calls_spark_over_ours"] = total(theirs["describe_cold"]["calls"]) / max(1, total(mine["describe_cold"]["calls"]))  # type: ignore[index]
+        ratios["describe_cold_calls_spark_over_ours"] = (
+            total(theirs["describe_cold"]["calls"]) / max(1, total(mine["describe_cold"]["calls"]))  # type: ignore[index]
+        )
         ratios["describe_warm_time_spark_over_ours"] = theirs["describe_warm"]["seconds"] / mine["describe_warm"]["seconds"]  # type: ignore[index]
         ratios["table_status_time_spark_over_ours"] = theirs["table_status"]["seconds"] / status["seconds"]  # type: ignore[index]
         ratios["table_status_calls_spark_over_ours"] = total(theirs["table_status"]["calls"]) / max(1, total(status["calls"]))  # type: ignore[index]

@@ -18,16 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-from _common import progress, save, timed  # noqa: E402
-from hmsclient.genthrift.hive_metastore import ttypes  # noqa: E402
+import pyarrow as pa
+import pyarrow.parquet as pq
+from _common import progress, save, timed
+from hmsclient.genthrift.hive_metastore import ttypes
 
-from hms_catalog import open_session  # noqa: E402
-from hms_catalog.client import HmsClientPool  # noqa: E402
-from hms_catalog.metastore import EmbeddedMetastore  # noqa: E402
-from hms_catalog.properties import ClientConfig, parse_uris  # noqa: E402
-from planner import plan_table  # noqa: E402
+from hms_catalog import open_session
+from hms_catalog.client import HmsClientPool
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.properties import ClientConfig, parse_uris
+from planner import plan_table
 
 DB = "bench_plan"
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",

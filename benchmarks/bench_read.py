@@ -23,17 +23,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-from _common import progress, save, timed  # noqa: E402
-from hmsclient.genthrift.hive_metastore import ttypes  # noqa: E402
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from _common import progress, save, timed
+from hmsclient.genthrift.hive_metastore import ttypes
 
-from hms_catalog import open_session  # noqa: E402
-from hms_catalog.client import HmsClientPool  # noqa: E402
-from hms_catalog.metastore import EmbeddedMetastore  # noqa: E402
-from hms_catalog.properties import ClientConfig, parse_uris  # noqa: E402
-from planner import plan_table  # noqa: E402
+from hms_catalog import open_session
+from hms_catalog.client import HmsClientPool
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.properties import ClientConfig, parse_uris
+from planner import plan_table
 
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
            "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
@@ -120,7 +120,8 @@ def main() -> int:
             else:
                 size = write_table(data, args.gigabytes)
             pool = HmsClientPool(ClientConfig(uris=parse_uris(metastore.uri)))
-            pool.call("create_database", ttypes.Database(name="bench_read", description="", locationUri=(metastore.warehouse / "bench_read.db").as_uri(), parameters={}))
+            pool.call("create_database", ttypes.Database(name="bench_read", description="",
+                                                         locationUri=(metastore.warehouse / "bench_read.db").as_uri(), parameters={}))
             pool.call("create_table", ttypes.Table(
                 tableName="facts", dbName="bench_read", owner="bench", partitionKeys=[], parameters={"EXTERNAL": "TRUE"},
                 tableType="EXTERNAL_TABLE", sd=ttypes.StorageDescriptor(

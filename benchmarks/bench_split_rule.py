@@ -15,13 +15,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import save, timed  # noqa: E402
+from _common import save, timed
 
-from hms_catalog.properties import ScanConfig  # noqa: E402
-from planner._gc import paused_gc  # noqa: E402
-from planner.listing import Blocks, FileEntry  # noqa: E402
-from planner.split_rule import split_ranges  # noqa: E402
-from planner.splitter import cut_file  # noqa: E402
+from hms_catalog.properties import ScanConfig
+from planner._gc import paused_gc
+from planner.listing import Blocks, FileEntry
+from planner.split_rule import split_ranges
+from planner.splitter import cut_file
 
 MiB = 1024 * 1024
 

@@ -6,11 +6,11 @@ import time
 
 from hms_catalog.errors import PlanningError, UnsupportedTableError
 from hms_catalog.sql.expressions import Expression
+from planner._gc import paused_gc
 from planner.context import FormatPlan, PlanningContext
 from planner.listing import list_locations
 from planner.partitions import select_partitions
 from planner.predicates import bind
-from planner._gc import paused_gc
 from planner.splitter import cut_file
 
 __all__ = ["plan_hive"]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from hms_catalog.errors import PlanningError
+from hms_catalog.errors import PlanningError, SchemaError
 from hms_catalog.formats.hudi_schema import open_hudi_table
 from hms_catalog.sql.expressions import Expression
+from planner._gc import paused_gc
 from planner.context import FormatPlan, PlanningContext
 from planner.listing import with_blocks
 from planner.predicates import bind
-from planner._gc import paused_gc
 from planner.splitter import cut_file
 
 __all__ = ["plan_hudi", "partition_values_of", "LOG_ONLY"]
@@ -84,7 +84,7 @@ def plan_hudi(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     for field in fields:
         try:
             types[field.lower()] = schema.column(field).type
-        except Exception:  # a partition field that is not a column: compare as text
+        except SchemaError:  # a partition field that is not a column: compare as text
             types[field.lower()] = None
     predicate = bind(where, types)
     base = hudi_table.base_url.rstrip("/")

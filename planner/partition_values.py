@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from hms_catalog.client import HmsClientPool, MetastoreClient
+from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
-from hms_catalog.execution import Session
 from tests.support import hms
 from tests.support.sessions import open_catalog
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hms_catalog._logging import configure_logging
-from hms_catalog.cli.progress import TerminalProgress
 from hms_catalog.cli.metastore_command import add_metastore_parser, run_metastore_command
+from hms_catalog.cli.progress import TerminalProgress
 from hms_catalog.cli.render import FORMATS, renderer_for
 from hms_catalog.cli.repl import interactive_session, stream_session
 from hms_catalog.cli.runner import StatementRunner

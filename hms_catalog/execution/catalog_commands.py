@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hms_catalog.errors import NotFoundError
 from hms_catalog.execution.result import Result
@@ -17,7 +17,7 @@ SHOW_CATALOGS_COLUMNS = ("CatalogName", "Type", "Comment", "CatalogId", "Version
 
 
 def _time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _quote(text: str) -> str:

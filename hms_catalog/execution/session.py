@@ -7,9 +7,9 @@ function and one entry. Handlers live in small modules by theme and receive the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
-from dataclasses import dataclass
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.execution.extensions import load_extensions
@@ -118,8 +118,8 @@ class Session:
     def run_one(self, text: str) -> Result:
         """Run the statements of ``text`` and return the last result."""
         result = Result()
-        for _, result in self.run(text):
-            pass
+        for _, last in self.run(text):
+            result = last
         return result
 
     # Name resolution -----------------------------------------------------------------------------

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 
 from hmsclient.genthrift.hive_metastore import ttypes
 
+from hms_catalog._lazy import Lazy
 from hms_catalog.formats.detect import Detection, TableFormat, detect
 from hms_catalog.formats.hive_schema import hive_schema
 from hms_catalog.formats.hudi_schema import hudi_schema
 from hms_catalog.formats.iceberg_schema import iceberg_schema
 from hms_catalog.formats.schema import TableSchema
-from hms_catalog._lazy import Lazy
 
 __all__ = ["TableMetadata", "load_table_metadata"]
 

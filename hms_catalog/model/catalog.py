@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from hms_catalog._lazy import Lazy
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.catalog_caches import DATABASE_NAMES_KEY
 from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource
 from hms_catalog.events import EventApplier, EventFollower
-from hms_catalog._lazy import Lazy
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 

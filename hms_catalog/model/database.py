@@ -6,10 +6,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hms_catalog._lazy import Lazy
 from hms_catalog.client.batches import in_batches
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
-from hms_catalog._lazy import Lazy
 from hms_catalog.model.table import ExternalTable
 
 if TYPE_CHECKING:

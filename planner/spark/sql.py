@@ -17,8 +17,8 @@ from sqlglot import expressions as exp
 
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
-from hms_catalog.sql import parse_query
 from hms_catalog.registry import adopt_manager, home_key
+from hms_catalog.sql import parse_query
 from planner.spark.datasource import register
 
 __all__ = ["CatalogSql", "attach_catalogs", "spark_session"]

@@ -100,7 +100,8 @@ def test_views_are_recognised_and_not_readable() -> None:
     [
         (("org.apache.hadoop.mapred.SequenceFileInputFormat", TEXT[1], TEXT[2]),
          "input format org.apache.hadoop.mapred.SequenceFileInputFormat is not supported"),
-        ((TEXT[0], TEXT[1], "org.apache.hadoop.hive.serde2.RegexSerDe"), "text serde org.apache.hadoop.hive.serde2.RegexSerDe is not supported"),
+        ((TEXT[0], TEXT[1], "org.apache.hadoop.hive.serde2.RegexSerDe"),
+         "text serde org.apache.hadoop.hive.serde2.RegexSerDe is not supported"),
         (("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat", TEXT[1], TEXT[2]), "AvroContainerInputFormat is not supported"),
     ],
 )

@@ -37,7 +37,7 @@ def trips(admin: Admin, unique_name: str, tmp_path: Path) -> str:
         columns: dict[str, Any] = {
             "id": pa.array(ids, pa.int64()), "rider": [f"r{i}" for i in ids],
             "fare": pa.array([Decimal("12.50")] * len(ids), pa.decimal128(10, 2)),
-            "at": pa.array([datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)] * len(ids), pa.timestamp("us", tz="UTC")),
+            "at": pa.array([datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)] * len(ids), pa.timestamp("us", tz="UTC")),
         }
         if with_tip:
             columns["tip"] = [1.0] * len(ids)

@@ -18,9 +18,7 @@ def events(iceberg_catalog: Any, unique_name: str) -> Iterator[Any]:
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.transforms import DayTransform
-    from pyiceberg.types import (
-        DecimalType, ListType, LongType, NestedField, StringType, StructType, TimestampType, TimestamptzType,
-    )
+    from pyiceberg.types import DecimalType, ListType, LongType, NestedField, StringType, StructType, TimestampType, TimestamptzType
 
     iceberg_catalog.create_namespace(unique_name)
     schema = Schema(
@@ -35,7 +33,7 @@ def events(iceberg_catalog: Any, unique_name: str) -> Iterator[Any]:
     spec = PartitionSpec(PartitionField(source_id=3, field_id=1000, transform=DayTransform(), name="happened_day"))
     table = iceberg_catalog.create_table(f"{unique_name}.events", schema=schema, partition_spec=spec)
     data = pa.Table.from_pylist(
-        [{"id": 1, "name": "a", "happened": datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc),
+        [{"id": 1, "name": "a", "happened": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC),
           "local_time": datetime.datetime(2024, 1, 1, 8), "amount": Decimal("1.500"), "tags": ["x"], "point": {"x": 1, "y": 2}}],
         schema=table.schema().as_arrow(),
     )

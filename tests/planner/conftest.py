@@ -15,7 +15,8 @@ def spark_tables(spark: Any) -> Iterator[str]:
     """``sales`` (dt string, region string), ``events`` (day date, hr int, with NULL and odd values)."""
     spark.sql(f"DROP DATABASE IF EXISTS {SPARK_DB} CASCADE")
     spark.sql(f"CREATE DATABASE {SPARK_DB}")
-    spark.sql(f"CREATE TABLE {SPARK_DB}.sales (id BIGINT, amount DECIMAL(10,2)) PARTITIONED BY (dt STRING, region STRING) STORED AS PARQUET")
+    spark.sql(f"CREATE TABLE {SPARK_DB}.sales (id BIGINT, amount DECIMAL(10,2)) "
+              "PARTITIONED BY (dt STRING, region STRING) STORED AS PARQUET")
     spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     rows = ", ".join(
         f"({i}, {i}.25, '2024-01-0{1 + i % 4}', '{['eu', 'us', 'apac'][i % 3]}')" for i in range(24)

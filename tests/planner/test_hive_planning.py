@@ -13,9 +13,9 @@ import pytest
 from hms_catalog.errors import PlanningError, UnsupportedTableError
 from hms_catalog.execution import Session
 from planner import LocalBlockLocator, SplitPlan, plan_table
-from tests.support.sessions import open_catalog
 from tests.support import hms
 from tests.support.hms import Admin
+from tests.support.sessions import open_catalog
 
 
 def local_path(location: str) -> str:
@@ -84,7 +84,7 @@ def test_partition_values_are_decoded_and_nulls_are_null(spark_tables: str, sess
 def test_equality_on_string_keys_asks_the_metastore_for_names_by_partial_spec(spark_tables: str, session: Session) -> None:
     catalog = session.manager.catalog("hive")
     table = catalog.table(spark_tables, "sales")
-    table.metadata  # the table itself is loaded by DESCRIBE-like use; count only planning
+    _ = table.metadata  # the table itself is loaded by DESCRIBE-like use; count only planning
     cold = plan_table(catalog, table, "region = 'us'")
     assert cold.summary.metastore_calls == {"get_partition_names_ps": 1, "get_partitions_by_names": 1}
     warm = plan_table(catalog, table, "region = 'us'")
@@ -96,7 +96,7 @@ def test_equality_on_string_keys_asks_the_metastore_for_names_by_partial_spec(sp
 def test_other_filters_go_through_get_partitions_by_filter(spark_tables: str, session: Session) -> None:
     catalog = session.manager.catalog("hive")
     table = catalog.table(spark_tables, "sales")
-    table.metadata
+    _ = table.metadata
     plan = plan_table(catalog, table, "dt IN ('2024-01-01', '2024-01-03')")
     assert plan.summary.metastore_calls == {"get_partitions_by_filter": 1}
     assert any("filter" in note for note in plan.summary.notes)
@@ -107,7 +107,7 @@ def test_other_filters_go_through_get_partitions_by_filter(spark_tables: str, se
 def test_non_string_keys_fall_back_to_names_and_local_evaluation(spark_tables: str, session: Session) -> None:
     catalog = session.manager.catalog("hive")
     table = catalog.table(spark_tables, "events")
-    table.metadata
+    _ = table.metadata
     plan = plan_table(catalog, table, "hr > 2")
     assert plan.summary.metastore_calls == {"get_partition_names": 1, "get_partitions_by_names": 1}
     assert plan.summary.partitions_total == 5 and plan.summary.partitions_pruned == 3
@@ -182,7 +182,8 @@ def test_absent_partition_locations_are_skipped_or_reported(admin: Admin, unique
     root = Path(urlparse(table.sd.location).path)
     for value in ("a", "b"):
         sd = hms.storage([("id", "int")], f"file://{root}/p={value}")  # a Hadoop path: '=' stays as is
-        admin.pool.call("add_partitions", [hms.ttypes.Partition(values=[value], dbName=unique_name, tableName="gappy", sd=sd, parameters={})])
+        partition = hms.ttypes.Partition(values=[value], dbName=unique_name, tableName="gappy", sd=sd, parameters={})
+        admin.pool.call("add_partitions", [partition])
     (root / "p=a" / "f.parquet").write_bytes(b"PAR1")
     (root / "p=b").rmdir()  # the metastore made it on add_partitions; a cleaner removed it since
     session = open_catalog(home, metastore_uri)

@@ -31,7 +31,7 @@ def iceberg_events(iceberg_catalog: Any, unique_name: str) -> Iterator[Any]:
     spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "category"), PartitionField(3, 1001, DayTransform(), "at_day"))
     table = iceberg_catalog.create_table(f"{unique_name}.events", schema=schema, partition_spec=spec)
     for day, category in ((1, "a"), (1, "b"), (2, "a"), (3, "c")):
-        at = datetime.datetime(2024, 5, day, 12, tzinfo=datetime.timezone.utc)
+        at = datetime.datetime(2024, 5, day, 12, tzinfo=datetime.UTC)
         table.append(pa.Table.from_pylist([{"id": day * 10 + i, "category": category, "at": at} for i in range(3)],
                                           schema=table.schema().as_arrow()))
     yield table
@@ -84,7 +84,7 @@ def trips(admin: Admin, unique_name: str, tmp_path: Path) -> str:
         data: dict[str, Any] = {
             "id": pa.array(ids, pa.int64()), "rider": [f"r{i}" for i in ids],
             "fare": pa.array([Decimal("1.00")] * len(ids), pa.decimal128(10, 2)),
-            "at": pa.array([datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)] * len(ids), pa.timestamp("us", tz="UTC")),
+            "at": pa.array([datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)] * len(ids), pa.timestamp("us", tz="UTC")),
         }
         if tip:
             data["tip"] = [0.5] * len(ids)

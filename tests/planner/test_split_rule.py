@@ -45,7 +45,7 @@ def test_every_byte_is_covered_exactly_once(length: int, size: int) -> None:
         assert start + span == next_start and span == size
     last_start, last_span = ranges[-1]
     assert last_start + last_span == length
-    assert 0 < last_span and last_span / size <= 1.1
+    assert last_span > 0 and last_span / size <= 1.1
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,8 @@ SCHEMA = TableSchema(tuple(Column(name, parse_hive_type(kind), kind) for name, k
 LINES = "1|a|1.005|2024-01-02\n2|b|\\N|2024-02-03\n"
 
 
-def rows(path: Path, *, file_format: str = "text", text: TextFormat | None = None, columns: list[str] | None = None) -> list[tuple[object, ...]]:
+def rows(path: Path, *, file_format: str = "text", text: TextFormat | None = None,
+         columns: list[str] | None = None) -> list[tuple[object, ...]]:
     size = path.stat().st_size
     split = Split(f"file://{path}", 0, size, size, int(path.stat().st_mtime_ns // 1_000_000), (), (), file_format)
     wanted = [SCHEMA.column(name) for name in (columns or [c.name for c in SCHEMA.columns])]

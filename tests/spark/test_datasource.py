@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections import Counter
 from collections.abc import Iterator
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hms_catalog import open_session
-from hms_catalog.execution import Session
 from planner import SplitPlan, plan_table
 from tests.support.sessions import read_hms
 
@@ -25,7 +22,8 @@ ALL_TYPES = (
 )
 ROWS = [
     "(true, 1, 2, 3, 4, 1.5, 2.5, 12.34, 1234567890.123456789, 'hello', 'ab', 'xyz', X'0102', DATE'2024-02-29', "
-    "TIMESTAMP'2024-01-01 10:11:12.123456', array(1, NULL, 3), map('k', array(1.0D, NULL)), named_struct('a', 1, 'b', 'q', 'nested', named_struct('x', 1.5)))",
+    "TIMESTAMP'2024-01-01 10:11:12.123456', array(1, NULL, 3), map('k', array(1.0D, NULL)), "
+    "named_struct('a', 1, 'b', 'q', 'nested', named_struct('x', 1.5)))",
     "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
     "(false, -128, -32768, -2147483648, -9223372036854775808, -0.0, 1e300, -99999999.99, 0, '', '', '', X'', DATE'1970-01-01', "
     "TIMESTAMP'1969-12-31 23:59:59', array(), map(), named_struct('a', NULL, 'b', NULL, 'nested', NULL))",
@@ -75,7 +73,8 @@ def tables(spark: Any) -> Iterator[str]:
     spark.sql(f"INSERT INTO {DB}.csv_source VALUES (1, 'a', 1.5), (2, NULL, NULL), (3, 'c', 3.25)")
     spark.sql(f"CREATE TABLE {DB}.parquet_source (id BIGINT, v STRING, p INT) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {DB}.parquet_source VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, NULL)")
-    spark.sql(f"CREATE TABLE {DB}.open_csv (id INT, s STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' STORED AS TEXTFILE")
+    spark.sql(f"CREATE TABLE {DB}.open_csv (id INT, s STRING) "
+              "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' STORED AS TEXTFILE")
     spark.sql(f"CREATE TABLE {DB}.escaped (a STRING, tags ARRAY<STRING>, n INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' "
               "ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE")
     spark.sql(f"INSERT INTO {DB}.escaped VALUES ('x|y', array('p,q', 'r'), 1), (NULL, NULL, NULL), ('N', array('\\\\N'), 2), "

@@ -33,14 +33,14 @@ def _expected(deleted: Deleted, columns: list[str] | None = None) -> Any:
     return arrow_rows(rows if columns is None else rows.select(columns))
 
 
-def test_position_deletes_equal_pyicebergs_scan(spark: Any, positioned: Deleted, home: Path, unique_name: str) -> None:
+def test_position_deletes_equal_pyicebergs_scan(spark: Any, positioned: Deleted, home: Path, unique_name: str) -> None:  # noqa: F811 - the fixture imported above
     ours = read_hms(spark, home, f"hive.{unique_name}.positioned")
     assert ours.rdd.getNumPartitions() >= 6  # two data files, several splits each
     assert frame_rows(ours) == arrow_rows(positioned.table.scan().to_arrow())
     assert read_hms(spark, home, f"hive.{unique_name}.positioned", columns="").count() == len(positioned.expected) == 7491
 
 
-def test_equality_deletes_equal_the_rule_applied_to_the_rows_written(spark: Any, equalities: Deleted, home: Path,
+def test_equality_deletes_equal_the_rule_applied_to_the_rows_written(spark: Any, equalities: Deleted, home: Path,  # noqa: F811 - the fixture imported above
                                                                     unique_name: str) -> None:
     name = f"hive.{unique_name}.equalities"
     assert frame_rows(read_hms(spark, home, name)) == _expected(equalities)
@@ -50,7 +50,7 @@ def test_equality_deletes_equal_the_rule_applied_to_the_rows_written(spark: Any,
     assert read_hms(spark, home, name, columns="").count() == len(equalities.expected)
 
 
-def test_partitioned_table_with_both_kinds_of_deletes(spark: Any, partitioned: Deleted, home: Path, unique_name: str) -> None:
+def test_partitioned_table_with_both_kinds_of_deletes(spark: Any, partitioned: Deleted, home: Path, unique_name: str) -> None:  # noqa: F811 - the fixture imported above
     ours = read_hms(spark, home, f"hive.{unique_name}.partitioned")
     assert frame_rows(ours) == _expected(partitioned)
 
@@ -65,11 +65,11 @@ def sql(spark: Any, home: Path) -> Iterator[Any]:
     runner.session.manager.close()
 
 
-def test_sql_count_subtracts_position_deletes(sql: Any, positioned: Deleted, unique_name: str) -> None:
+def test_sql_count_subtracts_position_deletes(sql: Any, positioned: Deleted, unique_name: str) -> None:  # noqa: F811 - the fixture imported above
     assert sql(f"SELECT count(*) AS n FROM hive.{unique_name}.positioned").collect()[0].n == len(positioned.expected)
 
 
-def test_sql_filter_reads_the_key_columns_it_does_not_name(sql: Any, equalities: Deleted, unique_name: str) -> None:
+def test_sql_filter_reads_the_key_columns_it_does_not_name(sql: Any, equalities: Deleted, unique_name: str) -> None:  # noqa: F811 - the fixture imported above
     us = sql(f"SELECT id FROM hive.{unique_name}.equalities WHERE region = 'us'").collect()
     assert sorted(row.id for row in us) == sorted(r["id"] for r in equalities.expected if r["region"] == "us")
     assert sql(f"SELECT count(*) AS n FROM hive.{unique_name}.equalities").collect()[0].n == len(equalities.expected)

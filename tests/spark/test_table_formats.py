@@ -14,8 +14,8 @@ import pytest
 from hms_catalog import open_session
 from tests.formats.test_hudi_tables import FIXTURES
 from tests.planner.test_iceberg_hudi_planning import trips  # noqa: F401 - the Hudi table fixture
-from tests.support.hudi_tables import hive_sync_table
 from tests.spark.test_datasource import canonical
+from tests.support.hudi_tables import hive_sync_table
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def home(tmp_path: Path, metastore_uri: str) -> Iterator[Path]:
 def _naive_utc(value: Any) -> Any:
     """Spark hands timestamps back as naive datetimes in its session zone (UTC in these tests)."""
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
-        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
     return value
 
 
@@ -50,7 +50,7 @@ def evolved(iceberg_catalog: Any, unique_name: str) -> Iterator[Any]:
     iceberg_catalog.create_namespace(unique_name)
     table = iceberg_catalog.create_table(f"{unique_name}.evolved", schema=Schema(
         NestedField(1, "id", LongType()), NestedField(2, "name", StringType()), NestedField(3, "at", TimestamptzType())))
-    at = datetime.datetime(2024, 6, 1, 8, tzinfo=datetime.timezone.utc)
+    at = datetime.datetime(2024, 6, 1, 8, tzinfo=datetime.UTC)
     table.append(pa.Table.from_pylist([{"id": 1, "name": "a", "at": at}, {"id": 2, "name": None, "at": None}],
                                       schema=table.schema().as_arrow()))
     with table.update_schema() as update:

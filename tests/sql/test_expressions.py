@@ -427,7 +427,7 @@ def test_to_sql(expr: Expression, sql: str) -> None:
         (Literal(b"x"), TypeError),
         (Literal(Decimal("NaN")), ValueError),
         (Literal(Decimal("-Infinity")), ValueError),
-        (Literal(datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)), ValueError),
+        (Literal(datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)), ValueError),
         (ColumnRef(""), ValueError),
     ],
 )
