@@ -84,9 +84,9 @@ class CatalogManager:
                 catalog.refresh()
             return
         for record in records:
-            catalog = live.get(record.catalog_id)
-            if catalog is not None:
-                _refresh(catalog, record.database, record.table)
+            recorded = live.get(record.catalog_id)
+            if recorded is not None:
+                _refresh(recorded, record.database, record.table)
 
     def create(
         self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False

@@ -11,31 +11,45 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hms_catalog.sql.expressions import And, ColumnRef, Comparison, Expression, InList, IsNull, Literal, Not, Or
+
+if TYPE_CHECKING:
+    from pyiceberg.expressions import BooleanExpression
+    from pyiceberg.expressions.literals import Literal as IcebergLiteral
+    from pyiceberg.schema import Schema
 
 __all__ = ["to_iceberg_filter"]
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
 
 
-def _value(value: object, field: Any) -> object:
+def _literal(value: object, field: Any) -> IcebergLiteral[Any]:
+    """``value`` (one of our literal values, never None) as the pyiceberg literal compared with ``field``."""
+    from pyiceberg.expressions.literals import literal
     from pyiceberg.types import IntegerType, LongType, TimestamptzType
 
     if isinstance(value, Decimal) and isinstance(field.field_type, (IntegerType, LongType)):
-        return int(value)
+        return literal(int(value))
     zoned = isinstance(field.field_type, TimestamptzType)
     if isinstance(value, datetime.datetime):
         if zoned and value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.timezone.utc)
-        return value.isoformat()
+            value = value.replace(tzinfo=datetime.UTC)
+        return literal(value.isoformat())
     if isinstance(value, datetime.date):
-        return value.isoformat()
-    return value
+        return literal(value.isoformat())
+    # One call per type: literal() takes a constrained type variable, which a union does not satisfy.
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, int):  # bool too: literal() tells them apart at run time
+        return literal(value)
+    if isinstance(value, Decimal):
+        return literal(value)
+    raise TypeError(f"Invalid literal value: {value!r}")  # what literal() itself raises
 
 
-def _convert(node: Expression, columns: Mapping[str, Any]):  # type: ignore[no-untyped-def]
+def _convert(node: Expression, columns: Mapping[str, Any]) -> tuple[BooleanExpression | None, bool]:
     """(pyiceberg expression or None, exact): None keeps every row; an inexact part is a superset and
     must never be negated, since NOT of a superset would drop rows."""
     from pyiceberg import expressions as ice
@@ -55,12 +69,14 @@ def _convert(node: Expression, columns: Mapping[str, Any]):  # type: ignore[no-u
         return (ice.Not(inner), True) if inner is not None and exact else (None, False)
     if isinstance(node, IsNull) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in columns:
         name = columns[node.operand.name.lower()].name
-        return (ice.NotNull(name) if node.negated else ice.IsNull(name)), True
+        term = ice.Reference(name)
+        return (ice.NotNull(term=term) if node.negated else ice.IsNull(term=term)), True
     if isinstance(node, InList) and isinstance(node.operand, ColumnRef) and node.operand.name.lower() in columns:
         field = columns[node.operand.name.lower()]
-        if all(isinstance(v, Literal) and _usable(v.value, field) for v in node.values):
-            values = [_value(v.value, field) for v in node.values]  # type: ignore[union-attr]
-            return (ice.NotIn(field.name, values) if node.negated else ice.In(field.name, values)), True
+        literals = [v for v in node.values if isinstance(v, Literal) and _usable(v.value, field)]
+        if len(literals) == len(node.values):
+            term, values = ice.Reference(field.name), {_literal(v.value, field) for v in literals}
+            return (ice.NotIn(term=term, values=values) if node.negated else ice.In(term=term, values=values)), True
         return None, False
     if isinstance(node, Comparison):
         op, column, value = node.op, None, None
@@ -75,7 +91,7 @@ def _convert(node: Expression, columns: Mapping[str, Any]):  # type: ignore[no-u
         field = columns[column]
         makers = {"=": ice.EqualTo, "<>": ice.NotEqualTo, "<": ice.LessThan, "<=": ice.LessThanOrEqual,
                   ">": ice.GreaterThan, ">=": ice.GreaterThanOrEqual}
-        return makers[op](field.name, _value(value, field)), True
+        return makers[op](field.name, _literal(value, field)), True
     return None, False
 
 
@@ -94,7 +110,7 @@ def _usable(value: object, field: Any) -> bool:
     return True
 
 
-def to_iceberg_filter(where: Expression | None, schema):  # type: ignore[no-untyped-def]
+def to_iceberg_filter(where: Expression | None, schema: Schema) -> BooleanExpression:
     """A pyiceberg BooleanExpression selecting a superset of the rows ``where`` selects, for ``schema``
     (a pyiceberg Schema: its top-level columns can be filtered)."""
     from pyiceberg.expressions import AlwaysTrue

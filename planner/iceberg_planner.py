@@ -12,22 +12,26 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hms_catalog.errors import PlanningError
 from hms_catalog.formats._paths import normalize_location
 from hms_catalog.sql.expressions import Expression
+from planner._gc import paused_gc
 from planner.context import FormatPlan, PlanningContext
 from planner.iceberg_filters import to_iceberg_filter
 from planner.listing import with_blocks
 from planner.plan import DeleteFile
-from planner._gc import paused_gc
 from planner.splitter import cut_file
+
+if TYPE_CHECKING:
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.table import FileScanTask
 
 __all__ = ["plan_iceberg"]
 
 
-def _partition_values(task, spec) -> tuple[tuple[str, str | None], ...]:  # type: ignore[no-untyped-def]
+def _partition_values(task: FileScanTask, spec: PartitionSpec) -> tuple[tuple[str, str | None], ...]:
     record = task.file.partition
     values = []
     for index, field in enumerate(spec.fields):
@@ -52,7 +56,7 @@ class _EqualityDeletes:
         self._sequences = {key: [seq for seq, _ in pairs] for key, pairs in self._files.items()}
 
     def for_data_file(self, sequence_number: int, data_file: Any) -> list[Any]:
-        found = []
+        found: list[Any] = []
         for key in (None, (data_file.spec_id, data_file.partition)):
             if key in self._files:
                 first = bisect.bisect_right(self._sequences[key], sequence_number)  # newer deletes only
@@ -69,7 +73,7 @@ def _plan_tasks(static: Any, row_filter: Any) -> list[tuple[Any, list[Any]]]:
     except ImportError:  # pyiceberg before 0.12: its own planning, which refuses equality deletes
         return [(task, []) for task in static.scan(row_filter=row_filter, case_sensitive=False).plan_files()]
 
-    class Planner(ManifestGroupPlanner):  # type: ignore[misc]
+    class Planner(ManifestGroupPlanner):
         def _build_metrics_evaluator(self) -> Any:
             # Column metrics prune data files only: an equality delete whose values miss the filter can
             # still delete a row that the filter lets through on its other columns.
@@ -134,6 +138,7 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
                 entry, ctx.config, file_format=data.file_format.name.lower(),
                 partition_values=_partition_values(task, specs[data.spec_id]), delete_files=deletes,
             ))
-    notes = [f"snapshot {static.current_snapshot().snapshot_id}" if static.current_snapshot() else "no snapshot: empty table"]
+    snapshot = static.current_snapshot()
+    notes = [f"snapshot {snapshot.snapshot_id}" if snapshot is not None else "no snapshot: empty table"]
     return FormatPlan(splits, files, size, listing_seconds=listing_seconds,
                       splitting_seconds=time.perf_counter() - started, notes=notes)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
 from hms_catalog.cache.versions import CatalogObject, CatalogVersions
@@ -59,7 +59,7 @@ def _table_summary(key: Hashable, metadata: Any) -> tuple[Hashable | None, None]
 
 
 def _partition_names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Iterable[CatalogObject] | None]:
-    database, table, spec = key  # type: ignore[misc]
+    database, table, spec = cast("tuple[str, str, str]", key)  # the partition values cache's key
     if spec != "":
         return None, None  # a narrowed list says nothing about partitions outside it
     return (), [CatalogObject("partition", database, table, name) for name in names]

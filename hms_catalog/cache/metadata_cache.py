@@ -78,7 +78,7 @@ class CacheStats:
         return (self.total_load_seconds / self.loads * 1000.0) if self.loads else 0.0
 
 
-class _CountingTTLCache(cachetools.TTLCache):  # type: ignore[type-arg]
+class _CountingTTLCache(cachetools.TTLCache[Any, Any]):
     def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float], on_evict: Callable[[list[Any]], None]):
         super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
         self._on_evict = on_evict
@@ -95,7 +95,7 @@ class _CountingTTLCache(cachetools.TTLCache):  # type: ignore[type-arg]
         return expired
 
 
-class _CountingLRUCache(cachetools.LRUCache):  # type: ignore[type-arg]
+class _CountingLRUCache(cachetools.LRUCache[Any, Any]):
     def __init__(self, maxsize: int, on_evict: Callable[[list[Any]], None]):
         super().__init__(maxsize=maxsize)
         self._on_evict = on_evict
@@ -304,7 +304,7 @@ class MetadataCache(Generic[K, V]):
         if isinstance(self._data, cachetools.TTLCache):
             self._data.expire()
         try:
-            return cachetools.Cache.__getitem__(self._data, key)  # type: ignore[no-any-return]
+            return cachetools.Cache.__getitem__(self._data, key)
         except KeyError:
             return None
 

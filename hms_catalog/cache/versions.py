@@ -185,9 +185,8 @@ class CatalogVersions:
             if children is not None and not isinstance(previous, tuple):  # the last list was too long to keep
                 if hash(children) != previous:
                     self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
-            elif children is not None:
-                now = set(self._fingerprints[obj])  # type: ignore[arg-type]
-                before = set(previous)  # type: ignore[arg-type]
+            elif children is not None and isinstance(previous, tuple):  # both lists kept: diff them
+                now, before = set(children), set(previous)
                 for child in sorted(now - before):
                     self._record(ChangeKind.ADDED, child, ChangeSource.LOAD)
                 for child in sorted(before - now):

@@ -13,7 +13,7 @@ from hms_catalog.metastore import DEFAULT_PORT, EmbeddedMetastore, MetastoreAlre
 __all__ = ["add_metastore_parser", "run_metastore_command"]
 
 
-def add_metastore_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_metastore_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "metastore",
         help="start, stop or inspect the embedded Hive Metastore",
@@ -26,7 +26,8 @@ def add_metastore_parser(subparsers: argparse._SubParsersAction) -> None:  # typ
     )
     parser.add_argument("action", choices=("start", "stop", "status"), help="what to do")
     parser.add_argument("--dir", type=Path, help="the metastore's directory (Derby database, warehouse, logs)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"thrift port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"thrift port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--no-events", action="store_true", help="do not write the notification log")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import TextIO
 
 from hms_catalog._private import FILE_MODE, private_directory, private_file
@@ -74,7 +75,7 @@ def interactive_session(runner: StatementRunner, history: Path) -> bool:
     return True
 
 
-def _readline(history: Path):  # type: ignore[no-untyped-def]
+def _readline(history: Path) -> ModuleType | None:
     try:
         import readline
     except ImportError:  # pragma: no cover - platforms without readline
@@ -86,7 +87,7 @@ def _readline(history: Path):  # type: ignore[no-untyped-def]
     return readline
 
 
-def _mask_last_entry(readline):  # type: ignore[no-untyped-def]
+def _mask_last_entry(readline: ModuleType) -> None:
     """Mask secrets in the line readline just added to the history, before it can reach the file."""
     length = readline.get_current_history_length()
     entry = readline.get_history_item(length) if length else None

@@ -13,16 +13,20 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hms_catalog.cli.render import TextRenderer
 from hms_catalog.client import HmsClientPool
 from hms_catalog.demo.warehouse import DATABASE, build_warehouse
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
-from hms_catalog.registry import shared_manager
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
 from hms_catalog.properties import ClientConfig, parse_uris
+from hms_catalog.registry import shared_manager
 from hms_catalog.store import CatalogStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 CATALOG = "demo"
 _STARTED = time.monotonic()
@@ -32,7 +36,7 @@ def _step(text: str) -> None:
     print(f"==> [{time.monotonic() - _STARTED:5.1f}s] {text} ...", flush=True)
 
 
-def _spark(uri: str, warehouse: Path, scratch: Path):  # type: ignore[no-untyped-def]
+def _spark(uri: str, warehouse: Path, scratch: Path) -> SparkSession:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

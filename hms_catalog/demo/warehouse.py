@@ -17,7 +17,7 @@ from hms_catalog.demo.hudi_writer import HudiCommit, hive_sync_table, write_cow_
 __all__ = ["build_warehouse", "DATABASE"]
 
 DATABASE = "sales"
-TRIPS_SCHEMA = {"type": "record", "name": "trips_record", "namespace": "hoodie.trips", "fields": [
+TRIPS_SCHEMA: dict[str, object] = {"type": "record", "name": "trips_record", "namespace": "hoodie.trips", "fields": [
     {"name": "trip_id", "type": "long"},
     {"name": "customer_id", "type": ["null", "long"], "default": None},
     {"name": "fare", "type": ["null", "double"], "default": None},

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from hmsclient.genthrift.hive_metastore import ttypes
+
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.events.apply import EventApplier, without_superseded
 from hms_catalog.events.messages import decode_event
@@ -115,21 +117,23 @@ class EventFollower:
         with self._poll_lock:
             applied = 0
             while not self._stopping.is_set():
-                events = self._client.get_next_notification(self._last, self.config.batch_size)
+                last = self._last
+                assert last is not None, "begin() sets it and nothing unsets it"
+                events = self._client.get_next_notification(last, self.config.batch_size)
                 self._count(polls=1, last_poll_at=time.time())
                 if not events:
                     self._check_log()
                     return applied
                 first = events[0].eventId
-                if first > self._last + 1:
-                    self._missed(f"events {self._last + 1}..{first - 1} are no longer in the metastore's log")
+                if first > last + 1:
+                    self._missed(f"events {last + 1}..{first - 1} are no longer in the metastore's log")
                 applied += self._apply_batch(events)
                 self._last = events[-1].eventId
                 if len(events) < self.config.batch_size:
                     return applied
             return applied
 
-    def _apply_batch(self, events: list) -> int:  # type: ignore[type-arg]
+    def _apply_batch(self, events: list[ttypes.NotificationEvent]) -> int:
         applied = ignored = 0
         try:
             decoded = [decode_event(event) for event in events if _ours(event)]

@@ -156,6 +156,7 @@ def _alter_partition(event_id: int, kind: str, database: str, table: str | None,
     keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
     before = _thrift(message, "partitionObjBeforeJson", ttypes.Partition)
     after = _thrift(message, "partitionObjAfterJson", ttypes.Partition)
+    changed: tuple[PartitionChange, ...]
     if after is None and message.get("keyValues"):
         changed = (_named(message["keyValues"], keys),)
     else:

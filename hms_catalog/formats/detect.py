@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypedDict
 
 from hmsclient.genthrift.hive_metastore import ttypes
 
@@ -92,6 +93,15 @@ class Detection:
         return self.format is not TableFormat.UNKNOWN and self.kind is TableKind.TABLE
 
 
+class _Found(TypedDict):
+    """What every detection records of the table as found, whatever its format."""
+
+    input_format: str | None
+    serde: str | None
+    location: str | None
+    parameters: dict[str, str]
+
+
 def _delimiter(params: dict[str, str], keys: tuple[str, ...], default: str) -> str:
     """Hive's rule: a delimiter that parses as a byte number is that byte, else its first character."""
     for key in keys:
@@ -143,7 +153,7 @@ def detect(table: ttypes.Table) -> Detection:
     serde = serde_info.serializationLib or None
     location = serde_params.get("path") if params.get("spark.sql.sources.provider") else None
     location = location or sd.location or None
-    common = {"input_format": input_format, "serde": serde, "location": location, "parameters": params}
+    common = _Found(input_format=input_format, serde=serde, location=location, parameters=params)
 
     if params.get("table_type", "").upper() == "ICEBERG":
         return Detection(TableFormat.ICEBERG, "table parameter table_type=ICEBERG", file_format="iceberg", **common)

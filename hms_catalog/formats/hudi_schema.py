@@ -7,6 +7,8 @@ types); the commit's schema gives everything else, Hudi's five ``_hoodie_*`` met
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hmsclient.genthrift.hive_metastore import ttypes
 
 from hms_catalog.errors import SchemaError
@@ -15,12 +17,15 @@ from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema
 from hms_catalog.types import from_arrow_schema, parse_hive_type
 
+if TYPE_CHECKING:
+    from hudi import HudiTable
+
 __all__ = ["hudi_schema", "open_hudi_table"]
 
 META_PREFIX = "_hoodie_"
 
 
-def open_hudi_table(table: ttypes.Table):  # type: ignore[no-untyped-def]
+def open_hudi_table(table: ttypes.Table) -> HudiTable:
     """hudi-rs's table for the metastore table's location."""
     import hudi
 

@@ -8,6 +8,7 @@ small file read, no metastore call. Renamed and dropped columns follow the curre
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from hmsclient.genthrift.hive_metastore import ttypes
 
@@ -17,10 +18,13 @@ from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema
 from hms_catalog.types import from_iceberg_schema
 
+if TYPE_CHECKING:
+    from pyiceberg.table.metadata import TableMetadata
+
 __all__ = ["iceberg_schema", "load_iceberg_metadata"]
 
 
-def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str]):  # type: ignore[no-untyped-def]
+def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str]) -> TableMetadata:
     """pyiceberg's TableMetadata of the file named by the table's ``metadata_location``."""
     from pyiceberg.io import load_file_io
     from pyiceberg.serializers import FromInputFile
@@ -43,7 +47,7 @@ def iceberg_schema(table: ttypes.Table, detection: Detection, io_properties: Map
     by_id = {f.field_id: f for f in current.fields}
     columns = []
     for translated in struct.fields:
-        source = by_id.get(translated.field_id)
+        source = by_id.get(translated.field_id) if translated.field_id is not None else None
         columns.append(Column(
             translated.name, translated.type, str(source.field_type) if source else "", nullable=translated.nullable,
             comment=translated.comment or "", field_id=translated.field_id,

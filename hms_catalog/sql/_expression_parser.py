@@ -256,9 +256,9 @@ def _timestamp(cur: Cursor, token: Token) -> datetime.datetime:
     try:
         if shape is None:
             raise ValueError(token.value)
-        *fields, fraction = shape.groups()
+        year, month, day, hour, minute, second, fraction = shape.groups()
         micros = int((fraction or "0").ljust(6, "0"))
-        return datetime.datetime(*map(int, fields), micros)
+        return datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros)
     except ValueError as e:
         raise cur.error("invalid TIMESTAMP literal; expected 'yyyy-mm-dd hh:mm:ss[.ffffff]'", token) from e
 

@@ -28,7 +28,7 @@ __all__ = ["HmsDataSource", "HmsPushdownDataSource", "SplitPartition", "register
 
 
 @dataclass
-class SplitPartition(InputPartition):  # type: ignore[misc]
+class SplitPartition(InputPartition):
     """One Spark input partition: one split of the plan."""
 
     index: int
@@ -42,16 +42,16 @@ class SplitPartition(InputPartition):  # type: ignore[misc]
 
 def _as_read(kind: Any) -> Any:
     """The type Spark reads: CHAR(n)/VARCHAR(n) are strings (as in Spark's own reads of Hive tables)."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as spark_types
 
-    if isinstance(kind, (T.CharType, T.VarcharType)):
-        return T.StringType()
-    if isinstance(kind, T.StructType):
-        return T.StructType([T.StructField(f.name, _as_read(f.dataType), f.nullable, f.metadata) for f in kind.fields])
-    if isinstance(kind, T.ArrayType):
-        return T.ArrayType(_as_read(kind.elementType), kind.containsNull)
-    if isinstance(kind, T.MapType):
-        return T.MapType(_as_read(kind.keyType), _as_read(kind.valueType), kind.valueContainsNull)
+    if isinstance(kind, (spark_types.CharType, spark_types.VarcharType)):
+        return spark_types.StringType()
+    if isinstance(kind, spark_types.StructType):
+        return spark_types.StructType([spark_types.StructField(f.name, _as_read(f.dataType), f.nullable, f.metadata) for f in kind.fields])
+    if isinstance(kind, spark_types.ArrayType):
+        return spark_types.ArrayType(_as_read(kind.elementType), kind.containsNull)
+    if isinstance(kind, spark_types.MapType):
+        return spark_types.MapType(_as_read(kind.keyType), _as_read(kind.valueType), kind.valueContainsNull)
     return kind
 
 
@@ -62,7 +62,7 @@ def _selected(schema: TableSchema, columns: str | None) -> list[Column]:
     return [schema.column(name) for name in names]
 
 
-class HmsDataSource(DataSource):  # type: ignore[misc]
+class HmsDataSource(DataSource):
     """Reads tables of hms-catalog catalogs (or an existing split plan) into Spark."""
 
     @classmethod
@@ -99,7 +99,7 @@ class HmsDataSource(DataSource):  # type: ignore[misc]
                                   self._plan, self._text)
 
 
-class HmsReader(DataSourceReader):  # type: ignore[misc]
+class HmsReader(DataSourceReader):
     def __init__(self, options: dict[str, str], table_schema: TableSchema, columns: Sequence[Column],
                  plan: SplitPlan | None, text: TextFormat | None) -> None:
         # Everything read() needs is set here: the reader is sent to the workers before partitions() runs.
@@ -130,7 +130,7 @@ class HmsReader(DataSourceReader):  # type: ignore[misc]
         self._plan = None  # the reader travels to every task: splits travel in their partitions only
         return [SplitPartition(index, split) for index, split in enumerate(plan.splits)]
 
-    def read(self, partition: SplitPartition) -> Iterator[Any]:
+    def read(self, partition: InputPartition) -> Iterator[Any]:
         from planner.readers import read_split
 
         if not isinstance(partition, SplitPartition):
