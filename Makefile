@@ -8,11 +8,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 
-.PHONY: install demo test stop bench clean help
+.PHONY: install demo lint test stop bench clean help
 
 help:
 	@echo "make demo   - install into .venv, start the embedded metastore, build a warehouse, show the catalog"
-	@echo "make test   - install into .venv and run the test suite (starts its own metastore)"
+	@echo "make lint   - install into .venv and check the code: ruff (lint, import order) and mypy"
+	@echo "make test   - install into .venv, run make lint, then the test suite (starts its own metastore)"
 	@echo "make stop   - stop the demo's metastore"
 	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
 	@echo "make clean  - remove .venv and the demo's files"
@@ -32,7 +33,12 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR)
 
-test: install
+# ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
+lint: install
+	$(BIN)/ruff check hms_catalog planner tests benchmarks
+	$(BIN)/mypy hms_catalog planner
+
+test: install lint
 	$(BIN)/python -m pytest
 
 stop:
