@@ -7,14 +7,14 @@ the socket timeout bounds every read and write of every call.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 
+from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 from hms_catalog.properties import MetastoreUri
-
-from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
 
 __all__ = ["Connection", "open_connection"]
 
@@ -29,10 +29,8 @@ class Connection:
 
     def close(self) -> None:
         """Close the transport; closing twice is harmless."""
-        try:
+        with contextlib.suppress(OSError):
             self._transport.close()
-        except OSError:
-            pass
 
 
 def open_connection(uri: MetastoreUri, *, connect_timeout: float, socket_timeout: float) -> Connection:

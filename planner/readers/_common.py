@@ -73,10 +73,9 @@ def _cast(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array:
         array = array.combine_chunks()
     if array.type.equals(target):
         return array
-    if pa.types.is_timestamp(array.type) and pa.types.is_timestamp(target):
-        if array.type.tz is None and target.tz is not None:
-            array = pc.assume_timezone(array, "UTC") if array.type.unit == target.unit else pc.assume_timezone(
-                array.cast(pa.timestamp(array.type.unit)), "UTC")
+    if pa.types.is_timestamp(array.type) and pa.types.is_timestamp(target) and array.type.tz is None and target.tz is not None:
+        array = pc.assume_timezone(array, "UTC") if array.type.unit == target.unit else pc.assume_timezone(
+            array.cast(pa.timestamp(array.type.unit)), "UTC")
     return array.cast(target, safe=False)
 
 

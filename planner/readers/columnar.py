@@ -181,7 +181,10 @@ def _entries(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
 
 
 def _field(data: bytes, number: int) -> bytes | None:
-    return next((value for n, wire, value in _entries(data) if n == number and wire == 2), None)  # type: ignore[misc]
+    for n, wire, value in _entries(data):
+        if n == number and wire == 2 and isinstance(value, bytes):  # wire type 2: length-delimited bytes
+            return value
+    return None
 
 
 def _fields(data: bytes, number: int) -> list[bytes]:

@@ -191,7 +191,7 @@ class _EqualityKeys:
                 "columns of the table")
         self.columns = [by_id[i] for i in equality_ids]
         self.names = [f"k{index}" for index in range(len(self.columns))]
-        schema = pa.schema([pa.field(name, to_arrow_type(c.type)) for name, c in zip(self.names, self.columns)])
+        schema = pa.schema([pa.field(name, _arrow_type(c)) for name, c in zip(self.names, self.columns)])
         tables = [self._read(d, equality_ids, schema) for d in files]
         keys = pa.concat_tables(tables).group_by(self.names).aggregate([])
         patterns = _null_pattern(keys, self.names)
@@ -226,7 +226,7 @@ class _EqualityKeys:
             if at is None:
                 at = len(read_columns)
                 read_columns.append(column)
-                fields.append(pa.field(column.name, to_arrow_type(column.type)))
+                fields.append(pa.field(column.name, _arrow_type(column)))
             self.indices.append(at)
 
     def matches(self, batch: pa.RecordBatch) -> pa.Array:
@@ -253,3 +253,10 @@ def _null_pattern(table: pa.Table, names: Sequence[str]) -> pa.Array:
     for bit, name in enumerate(names):
         pattern = pc.add(pattern, pc.multiply(pc.cast(pc.is_null(table.column(name)), pa.int64()), 1 << bit))
     return pattern.combine_chunks() if isinstance(pattern, pa.ChunkedArray) else pattern
+
+
+def _arrow_type(column: Column) -> pa.DataType:
+    """The Arrow type an equality key column is read as; a column with no type cannot be a key."""
+    if column.type is None:
+        raise UnsupportedTableError(f"equality delete key column '{column.name}' has a type that cannot be read")
+    return to_arrow_type(column.type)

@@ -159,7 +159,7 @@ def _primitive(text: str, kind: DataType | None) -> object:
             value = datetime.datetime.fromisoformat(text.strip().replace(" ", "T", 1))
         except ValueError:
             return None
-        return value.replace(tzinfo=datetime.timezone.utc) if isinstance(kind, TimestampType) and value.tzinfo is None else value
+        return value.replace(tzinfo=datetime.UTC) if isinstance(kind, TimestampType) and value.tzinfo is None else value
     if isinstance(kind, DecimalType):
         return _decimal(text.strip(), kind)
     if isinstance(kind, (FloatType, DoubleType)):
@@ -175,8 +175,7 @@ def _primitive(text: str, kind: DataType | None) -> object:
             return datetime.date.fromisoformat(text.strip()[:10])
         except ValueError:
             return None
-    value = typed_value(text.strip() if kind is not None and not _is_text(kind) else text, kind)
-    return value
+    return typed_value(text.strip() if kind is not None and not _is_text(kind) else text, kind)
 
 
 _DECIMALS = Context(prec=80, rounding=ROUND_HALF_UP)
@@ -289,10 +288,7 @@ def read_text_split(split: Split, columns: Sequence[Column], target: pa.Schema, 
     data_target = pa.schema([field for c, field in zip(columns, target) if not c.partition])
     with open_split_file(split) as handle:
         whole = _decompressed(handle, split.path)
-        if whole is not None:
-            lines = split_lines(whole, 0, 1 << 62)
-        else:
-            lines = split_lines(handle, split.start, split.start + split.length)  # type: ignore[arg-type]
+        lines = split_lines(whole, 0, 1 << 62) if whole is not None else split_lines(handle, split.start, split.start + split.length)
         if fmt.header_lines and (whole is not None or split.start == 0):
             lines = itertools.islice(lines, fmt.header_lines, None)
         if file_format == "json":
@@ -314,8 +310,5 @@ def read_text_split(split: Split, columns: Sequence[Column], target: pa.Schema, 
 def _to_batch(rows: list[list[object]], data_columns: Sequence[Column], data_target: pa.Schema,
               columns: Sequence[Column], target: pa.Schema, partition_values: dict[str, str | None]) -> pa.RecordBatch:
     arrays = [pa.array([row[i] for row in rows], type=field.type) for i, field in enumerate(data_target)]
-    if not arrays:
-        table = rows_only(len(rows))
-    else:
-        table = pa.RecordBatch.from_arrays(arrays, schema=data_target)
+    table = rows_only(len(rows)) if not arrays else pa.RecordBatch.from_arrays(arrays, schema=data_target)
     return shape_batch(table, columns, target, partition_values)

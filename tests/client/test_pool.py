@@ -104,7 +104,7 @@ def test_many_threads_share_a_bounded_number_of_connections(metastore_uri: str) 
         try:
             for _ in range(20):
                 pool.call("get_all_databases")
-        except BaseException as error:  # pragma: no cover - reported below
+        except BaseException as error:  # noqa: BLE001 - pragma: no cover - the thread's error is reported below
             errors.append(error)
 
     threads = [threading.Thread(target=work) for _ in range(12)]
