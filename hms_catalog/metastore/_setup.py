@@ -1,5 +1,5 @@
 """Files the embedded metastore needs in its directory: hive-site.xml, a quiet log4j2 configuration and
-the two small Java helpers (the notification-log listener and the transaction-table preparer).
+the two small Java helpers (the notification-log listener and the database preparer).
 
 Kept apart from the process handling so that the generated configuration can be read and tested
 without starting Java.
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 LISTENER_CLASS = "NotificationLogListener"
-PREPARER_CLASS = "PrepareTxnTables"
+PREPARER_CLASS = "PrepareDatabase"
 _SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TypedDict
 
 from hms_catalog.client._transport import open_connection
 from hms_catalog.errors import EmbeddedMetastoreError
@@ -31,7 +32,21 @@ __all__ = ["EmbeddedMetastore", "MetastoreStatus", "MetastoreAlreadyRunning", "D
 DEFAULT_PORT = 9083
 STATE_FILE = "metastore.json"
 _MARKER = "-Dhms_catalog.metastore.dir="
+# The preparer's level (PrepareDatabase.java): a database prepared at an older level (or never, before
+# the notification log held production-size messages) is prepared again, in place, on its next start.
+_PREPARED_MARKER = "metastore_db.prepared"
+_SCHEMA_LEVEL = "2"
 _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
+
+
+class _ServerState(TypedDict):
+    """What the state file records of a running server, so another process can find and stop it."""
+
+    pid: int
+    port: int
+    uri: str
+    events: bool
+    started_at: float
 
 
 class MetastoreAlreadyRunning(EmbeddedMetastoreError):
@@ -86,7 +101,7 @@ class EmbeddedMetastore:
         state = self._read_state()
         if state is None:
             raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
-        return str(state["uri"])
+        return state["uri"]
 
     @property
     def warehouse(self) -> Path:
@@ -152,8 +167,10 @@ class EmbeddedMetastore:
                     "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
                     f"-Dderby.stream.error.file={self.directory / 'derby.log'}"]
             env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
-            if helpers and not db_dir.exists():
+            prepared = self.directory / _PREPARED_MARKER
+            if helpers and not _prepared_at_current_level(db_dir, prepared):
                 self._prepare_database(base, classpath, env)
+                prepared.write_text(_SCHEMA_LEVEL, encoding="utf-8")
             port = self.port if self.port is not None else _free_port()
             _check_port_free(port)
             out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
@@ -167,8 +184,8 @@ class EmbeddedMetastore:
             uri = f"thrift://127.0.0.1:{port}"
             try:
                 self._wait_until_ready(MetastoreUri("127.0.0.1", port))
-                self._write_state({"pid": self._process.pid, "port": port, "uri": uri,
-                                   "events": self.events_enabled, "started_at": time.time()})
+                self._write_state(_ServerState(pid=self._process.pid, port=port, uri=uri,
+                                               events=self.events_enabled, started_at=time.time()))
             except BaseException:
                 self._terminate_child()  # never leave a server behind that no state file points to
                 raise
@@ -177,7 +194,7 @@ class EmbeddedMetastore:
     def stop(self, timeout: float = 20.0) -> bool:
         """Stop the server of this directory; False when none was running. Safe to call twice."""
         state = self._read_state()
-        pid = int(state["pid"]) if state else None
+        pid = state["pid"] if state else None
         if pid is None or not self._is_our_server(pid):
             self._clear_state()
             return False
@@ -193,16 +210,16 @@ class EmbeddedMetastore:
     def status(self) -> MetastoreStatus:
         """Whether this directory's server runs, judged by its process and an answered call."""
         state = self._read_state()
-        if state is None or not self._is_our_server(int(state["pid"])):
+        if state is None or not self._is_our_server(state["pid"]):
             return MetastoreStatus(self.directory, running=False)
-        answering = _answers(MetastoreUri("127.0.0.1", int(state["port"])), timeout=5.0)
+        answering = _answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0)
         return MetastoreStatus(
             self.directory,
             running=answering,
-            uri=str(state["uri"]),
-            pid=int(state["pid"]),
-            events=bool(state.get("events")),
-            started_at=float(state.get("started_at", 0.0)),
+            uri=state["uri"],
+            pid=state["pid"],
+            events=state["events"],
+            started_at=state["started_at"],
         )
 
     def log_tail(self, lines: int = 30) -> str:
@@ -222,7 +239,7 @@ class EmbeddedMetastore:
         )
         if result.returncode != 0:
             raise EmbeddedMetastoreError(
-                f"could not create the transaction tables in {self.directory / 'metastore_db'}:\n"
+                f"could not prepare the metastore database in {self.directory / 'metastore_db'}:\n"
                 f"{result.stderr[-2000:]}\n{self.log_tail()}"
             )
 
@@ -277,13 +294,17 @@ class EmbeddedMetastore:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _read_state(self) -> dict[str, object] | None:
+    def _read_state(self) -> _ServerState | None:
+        """The state file's content; None when absent or not what ``_write_state`` writes (then no server
+        of ours can be found through it)."""
         try:
-            return json.loads((self.directory / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads((self.directory / STATE_FILE).read_text(encoding="utf-8"))
+            return _ServerState(pid=int(data["pid"]), port=int(data["port"]), uri=str(data["uri"]),
+                                events=bool(data.get("events")), started_at=float(data.get("started_at", 0.0)))
+        except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def _write_state(self, state: dict[str, object]) -> None:
+    def _write_state(self, state: _ServerState) -> None:
         path = self.directory / STATE_FILE
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(state), encoding="utf-8")
@@ -320,6 +341,12 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _prepared_at_current_level(db_dir: Path, marker: Path) -> bool:
+    if not db_dir.exists() or not marker.exists():
+        return False
+    return marker.read_text(encoding="utf-8").strip() == _SCHEMA_LEVEL
 
 
 def _free_port() -> int:

@@ -188,3 +188,49 @@ def test_event_properties_are_validated(home: Path, metastore_uri: str, value: s
     key = "hive.enable_hms_events_incremental_sync" if value == "yes" else "hive.hms_events_polling_interval_ms"
     with pytest.raises(ConfigurationError, match=key.replace(".", r"\.")):
         open_catalog(home, metastore_uri, **{key: value})
+
+
+def _deep_partitions(table: ttypes.Table, count: int) -> list[ttypes.Partition]:
+    """``count`` partitions of ``table`` with locations as deep as a real warehouse's (over 200 characters),
+    as a Spark insert with many dynamic partitions or MSCK REPAIR TABLE registers them."""
+    deep = "/".join(f"level_{depth:02d}_of_a_deeply_nested_warehouse_layout" for depth in range(4))
+    partitions = []
+    for number in range(count):
+        values = [f"2024-{number % 12 + 1:02d}-{number % 28 + 1:02d}", f"bucket_{number:06d}"]
+        sd = ttypes.StorageDescriptor(**{**table.sd.__dict__,
+                                         "location": f"{table.sd.location}/{deep}/dt={values[0]}/part={values[1]}"})
+        partitions.append(ttypes.Partition(values=values, dbName=table.dbName, tableName=table.tableName, sd=sd,
+                                           parameters={"transient_lastDdlTime": "1700000000"}))
+    return partitions
+
+
+def test_one_call_adding_ten_thousand_partitions_is_stored_and_followed(
+    following: Session, admin: Admin, metastore_uri: str, unique_name: str
+) -> None:
+    """The listener's ADD_PARTITION message for all of them (megabytes of JSON) fits the notification log,
+    as on a production metastore; it is read back whole, and a following catalog sees every partition."""
+    from hms_catalog.client import HmsClientPool
+    from hms_catalog.events import decode_event
+    from hms_catalog.properties import ClientConfig, parse_uris
+    from planner import plan_table
+
+    admin.create_database(unique_name)
+    table = admin.create_table(unique_name, "wide", [("id", "int")], partition_keys=[("dt", "string"), ("part", "string")])
+    catalog = following.manager.catalog("hive")
+    assert plan_table(catalog, catalog.table(unique_name, "wide")).summary.partitions_total == 0  # names cached
+    caught_up(following, admin)
+    partitions = _deep_partitions(table, 10_000)
+    assert min(len(p.sd.location) for p in partitions) > 200
+    patient = HmsClientPool(ClientConfig(uris=parse_uris(metastore_uri), pool_size=1, socket_timeout=900, retries=0))
+    try:
+        start = patient.call("get_current_notificationEventId").eventId
+        patient.call("add_partitions", partitions)
+        events = patient.call("get_next_notification", ttypes.NotificationEventRequest(lastEvent=start, maxEvents=100)).events
+    finally:
+        patient.close()
+    added = [e for e in events if e.dbName == unique_name and e.eventType == "ADD_PARTITION"]
+    assert len(added) == 1 and len(added[0].message) > 1_000_000
+    assert len(decode_event(added[0]).partitions) == 10_000
+    caught_up(following, admin)
+    plan = plan_table(catalog, catalog.table(unique_name, "wide"))  # no REFRESH
+    assert plan.summary.partitions_total == 10_000  # left in place: dropping 10,000 partitions takes a minute

@@ -13,12 +13,85 @@ from hmsclient.genthrift.hive_metastore import ttypes
 from hms_catalog.client import HmsClientPool
 from hms_catalog.errors import EmbeddedMetastoreError
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
+from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support.hms import Admin
+
+pytestmark = pytest.mark.metastore  # every test here runs Java, most start a metastore of their own
 
 
 def _events_since(pool: HmsClientPool, event_id: int) -> list[ttypes.NotificationEvent]:
     response = pool.call("get_next_notification", ttypes.NotificationEventRequest(lastEvent=event_id, maxEvents=1000))
     return list(response.events or [])
+
+
+_COLUMN_TOOL = """
+import java.sql.*;
+
+public class NotificationColumn {
+  public static void main(String[] args) throws Exception {
+    try (Connection c = DriverManager.getConnection(args[0]); Statement s = c.createStatement()) {
+      if (args[1].equals("shorten")) {  // back to the LONG VARCHAR that autoCreateAll used to give it
+        s.execute("ALTER TABLE APP.NOTIFICATION_LOG ADD COLUMN SHORT_MESSAGE LONG VARCHAR");
+        s.execute("UPDATE APP.NOTIFICATION_LOG SET SHORT_MESSAGE = CAST(MESSAGE AS LONG VARCHAR)");
+        s.execute("ALTER TABLE APP.NOTIFICATION_LOG DROP COLUMN MESSAGE");
+        s.execute("RENAME COLUMN APP.NOTIFICATION_LOG.SHORT_MESSAGE TO MESSAGE");
+      }
+      try (ResultSet r = c.getMetaData().getColumns(null, "APP", "NOTIFICATION_LOG", "MESSAGE")) {
+        r.next();
+        System.out.println(r.getString("TYPE_NAME"));
+      }
+    }
+  }
+}
+"""
+
+
+def _message_column(directory: Path, tool: Path, action: str = "show") -> str:
+    """The notification log's MESSAGE column type, read (or first shortened) with Derby while the server is down."""
+    from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+
+    java = find_java_tool("java")
+    assert java is not None
+    run = subprocess.run(
+        [java, f"-Dderby.stream.error.file={tool.parent / 'derby.log'}", "-cp", f"{spark_jars_dir()}/*", str(tool),
+         f"jdbc:derby:{directory / 'metastore_db'}", action],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tool.parent,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.strip().splitlines()[-1]
+
+
+def test_a_database_made_with_the_short_message_column_is_converted_on_start(tmp_path: Path) -> None:
+    """Metastore directories made before the notification log held production-size messages keep their
+    events and take large ones after their next start."""
+    tool = tmp_path / "NotificationColumn.java"
+    tool.write_text(_COLUMN_TOOL, encoding="utf-8")
+    server = EmbeddedMetastore(tmp_path / "old", events=True)
+    pool = HmsClientPool(ClientConfig(uris=parse_uris(server.start()), pool_size=1, socket_timeout=300))
+    try:
+        admin = Admin(pool, server.warehouse)
+        admin.create_database("made_before")
+        server.stop()
+        assert _message_column(server.directory, tool) == "CLOB"
+        assert _message_column(server.directory, tool, "shorten") == "LONG VARCHAR"
+        (server.directory / "metastore_db.prepared").unlink()
+        pool.close()
+        pool = HmsClientPool(ClientConfig(uris=parse_uris(server.start()), pool_size=1, socket_timeout=300))
+        admin = Admin(pool, server.warehouse)
+        table = admin.create_table("made_before", "wide", [("id", "int")], partition_keys=[("p", "string")])
+        deep = "/".join(["a_rather_long_folder_name_as_warehouses_have"] * 4)
+        partitions = [ttypes.Partition(values=[f"v{n:04d}"], dbName="made_before", tableName="wide",
+                                       sd=ttypes.StorageDescriptor(**{**table.sd.__dict__,
+                                                                      "location": f"{table.sd.location}/{deep}/p=v{n:04d}"}),
+                                       parameters={}) for n in range(200)]
+        pool.call("add_partitions", partitions)
+        events = _events_since(pool, 0)
+        assert [e.eventType for e in events if e.dbName == "made_before"][:1] == ["CREATE_DATABASE"]  # kept
+        assert max(len(e.message) for e in events if e.eventType == "ADD_PARTITION") > 32_700
+    finally:
+        pool.close()
+        server.stop()
+    assert _message_column(server.directory, tool) == "CLOB"
 
 
 def test_the_session_metastore_runs_and_reports_its_status(metastore: EmbeddedMetastore) -> None:
