@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import socket
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,3 +124,31 @@ def client(metastore_uri: str) -> Iterator[MetastoreClient]:
     pool = HmsClientPool(ClientConfig(uris=parse_uris(metastore_uri), pool_size=4))
     yield MetastoreClient(pool)
     pool.close()
+
+
+@pytest.fixture
+def silent_uri() -> Iterator[str]:
+    """A hung metastore: a server that accepts connections and never answers a byte."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.1)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+                held.append(connection)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"thrift://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join(timeout=2)
+    for connection in held:
+        connection.close()
+    server.close()

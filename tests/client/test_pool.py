@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from hmsclient.genthrift.hive_metastore import ttypes
@@ -30,34 +29,6 @@ def refused_uri() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"thrift://127.0.0.1:{port}"
-
-
-@pytest.fixture
-def silent_uri() -> Iterator[str]:
-    """A server that accepts connections and never answers a byte."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-                held.append(connection)
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"thrift://127.0.0.1:{server.getsockname()[1]}"
-    stop.set()
-    thread.join(timeout=2)
-    for connection in held:
-        connection.close()
-    server.close()
 
 
 def test_the_pool_opens_connections_only_when_borrowed(metastore_uri: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,33 +83,6 @@ def faults_admin(faults_metastore: FaultsMetastore) -> Iterator[hms.Admin]:
     pool = HmsClientPool(ClientConfig(uris=parse_uris(faults_metastore.uri), pool_size=2, retries=10, retry_delay=0.5))
     yield hms.Admin(pool, faults_metastore.warehouse)
     pool.close()
-
-
-@pytest.fixture
-def silent_uri() -> Iterator[str]:
-    """A metastore that hangs: it accepts connections and never answers a byte."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"thrift://127.0.0.1:{server.getsockname()[1]}"
-    stop.set()
-    thread.join(timeout=2)
-    for connection in held:
-        connection.close()
-    server.close()
 
 
 @pytest.fixture
