@@ -197,6 +197,7 @@ class EmbeddedMetastore:
         pid = state["pid"] if state else None
         if pid is None or not self._is_our_server(pid):
             self._clear_state()
+            self._terminate_child()  # a child of ours that died or lost its state file is still reaped
             return False
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
@@ -205,6 +206,7 @@ class EmbeddedMetastore:
                 os.killpg(pid, signal.SIGKILL)
             self._wait_gone(pid, 5.0)
         self._clear_state()
+        self._terminate_child()  # reaps our child (no ResourceWarning for a Popen never waited on)
         return True
 
     def status(self) -> MetastoreStatus:
