@@ -4,6 +4,11 @@ A NotificationEvent carries a JSON message whose fields embed thrift objects ser
 JSON protocol (``tableObjJson``, ``partitionListJson``, ...). Hive 2 writes ``json-0.2``; Hive 3 and 4
 write ``json-2.0`` or ``gzip(json-2.0)`` (the same JSON, gzipped and base64-encoded). The field names
 are shared, so one decoder reads all three.
+
+An ADD_PARTITION event carries every partition of its call: one MSCK REPAIR TABLE or Spark insert with
+dynamic partitions makes a single event of 10,000 partitions and megabytes of JSON. Those partitions are
+read with the json module (:func:`_listed_partition`), not with thrift's JSON protocol reader: that one is
+pure Python and takes 5.6 s for those 10,000 (12 s on a busy machine), json 0.16 s.
 """
 
 from __future__ import annotations
@@ -26,6 +31,16 @@ __all__ = ["EventDecodeError", "PartitionChange", "MetastoreEvent", "decode_even
 
 METADATA_LOCATION = "metadata_location"  # where an Iceberg table's current metadata file is
 _JSON = TJSONProtocol.TJSONProtocolFactory()
+
+
+def _field_id(kind: Any, name: str) -> str:  # a generated thrift struct class
+    """The key thrift's JSON protocol writes field ``name`` of ``kind`` under: its id, from the generated spec."""
+    return next(str(spec[0]) for spec in kind.thrift_spec if spec is not None and spec[2] == name)
+
+
+_PARTITION_VALUES = _field_id(ttypes.Partition, "values")
+_PARTITION_SD = _field_id(ttypes.Partition, "sd")
+_SD_LOCATION = _field_id(ttypes.StorageDescriptor, "location")
 
 
 class EventDecodeError(MetastoreError):
@@ -112,6 +127,16 @@ def _partition(partition: ttypes.Partition, keys: Sequence[str]) -> PartitionCha
     return PartitionChange(make_partition_name(keys, partition.values), location)
 
 
+def _listed_partition(text: str, keys: Sequence[str]) -> PartitionChange:
+    """One entry of ``partitionListJson``: a Partition in thrift's JSON protocol, which writes a struct as
+    ``{"<field id>": {"<type>": value}}`` and a list as ``["<element type>", size, *elements]``, so its
+    values and location are a few lookups in what ``json.loads`` returns."""
+    fields = json.loads(text)
+    values = fields[_PARTITION_VALUES]["lst"][2:]
+    location = fields.get(_PARTITION_SD, {}).get("rec", {}).get(_SD_LOCATION, {}).get("str")
+    return PartitionChange(make_partition_name(keys, values), location)
+
+
 def _named(values: Mapping[str, Any], keys: Sequence[str]) -> PartitionChange:
     """A partition given as a key -> value map (its order is not to be trusted: the table's keys decide)."""
     lowered = {str(k).lower(): v for k, v in values.items()}
@@ -140,7 +165,7 @@ def _add_partition(event_id: int, kind: str, database: str, table: str | None, m
     keys = _keys(_thrift(message, "tableObjJson", ttypes.Table))
     listed = message.get("partitionListJson") or []
     if listed:
-        partitions = tuple(_partition(deserialize(ttypes.Partition(), text.encode("utf-8"), _JSON), keys) for text in listed)
+        partitions = tuple(_listed_partition(text, keys) for text in listed)
     else:
         partitions = tuple(_named(values, keys) for values in message.get("partitions") or [])
     return MetastoreEvent(event_id, kind, database, table, partitions=partitions)

@@ -52,6 +52,7 @@ from hms_catalog.sql.parser import (
     parse,
     parse_expression,
     parse_query,
+    parse_spark_statement,
     parse_statement,
     split_statements,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "parse_statement",
     "parse_expression",
     "parse_query",
+    "parse_spark_statement",
     "split_statements",
     "StatementBuffer",
     "StatementSource",

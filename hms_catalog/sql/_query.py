@@ -24,7 +24,7 @@ from hms_catalog.sql._source import (
 if TYPE_CHECKING:
     from sqlglot import expressions as exp
 
-__all__ = ["DIALECT", "is_query", "parse_query"]
+__all__ = ["DIALECT", "is_query", "parse_query", "parse_spark_statement"]
 
 # The engine that runs queries; sqlglot reads them as that engine will.
 DIALECT = "spark"
@@ -52,6 +52,16 @@ def parse_query(source: StatementSource | str, *, context: StatementSource | Non
     hands user text to sqlglot (the Spark query runner) calls this rather than sqlglot, so no sqlglot error
     reaches a user.
     """
+    return _parse(source, context, queries_only=True)  # type: ignore[return-value]
+
+
+def parse_spark_statement(source: StatementSource | str, *, context: StatementSource | None = None) -> exp.Expr:
+    """Parse one Spark SQL statement of any kind (``spark.sql`` also takes DESCRIBE, CREATE, INSERT, ...);
+    errors as :func:`parse_query`'s. Statements sqlglot does not model come back as a ``Command``."""
+    return _parse(source, context, queries_only=False)
+
+
+def _parse(source: StatementSource | str, context: StatementSource | None, *, queries_only: bool) -> exp.Expr:
     # Imported here: sqlglot is needed only once a query is typed, and catalog statements start faster.
     from sqlglot import errors
     from sqlglot import expressions as exp
@@ -83,7 +93,7 @@ def parse_query(source: StatementSource | str, *, context: StatementSource | Non
     if not queries:  # unreachable through is_query, but parse_query is callable on any text
         raise _error("expected a query", source, context, 0)
     tree = queries[0]
-    if not isinstance(tree, exp.Query):
+    if queries_only and not isinstance(tree, exp.Query):
         # Statements sqlglot does not model come back as a Command named by their first word.
         kind = str(tree.this if isinstance(tree, exp.Command) else tree.key).upper()
         offset = next((token.start for token in tokens if kind in (token.token_type.name, token.text.upper())), 0)

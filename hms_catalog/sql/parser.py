@@ -15,7 +15,7 @@ from types import MappingProxyType
 from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
 from hms_catalog.sql._expression_parser import expression, whole_number
-from hms_catalog.sql._query import is_query, parse_query
+from hms_catalog.sql._query import is_query, parse_query, parse_spark_statement
 from hms_catalog.sql._source import StatementSource, position, syntax_error
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
@@ -54,6 +54,7 @@ __all__ = [
     "parse",
     "parse_expression",
     "parse_query",
+    "parse_spark_statement",
     "parse_statement",
     "split_statements",
 ]

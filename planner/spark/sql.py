@@ -18,7 +18,7 @@ from sqlglot import expressions as exp
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
 from hms_catalog.registry import adopt_manager, home_key
-from hms_catalog.sql import parse_query
+from hms_catalog.sql import parse_spark_statement
 from planner.spark.datasource import register
 
 __all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
@@ -66,7 +66,9 @@ class CatalogSql:
 
     def rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]]]:
         """The query with catalog tables replaced by view names, and what each view must read."""
-        tree = parse_query(query)  # every sqlglot failure becomes a positioned SqlSyntaxError
+        # Any statement spark.sql takes (INSERT ... SELECT FROM cat.db.t too); every sqlglot failure
+        # becomes a positioned SqlSyntaxError. Statements naming no catalog table run unchanged.
+        tree = parse_spark_statement(query)
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
         mentioned: set[str] = set()
         for column in tree.find_all(exp.Column):

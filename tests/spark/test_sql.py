@@ -139,3 +139,9 @@ def test_queries_sqlglot_cannot_read_are_positioned_syntax_errors(catalogs: Any,
     with pytest.raises(SqlSyntaxError) as info:
         catalogs.rewrite(query)
     assert info.value.line == 1 and 1 <= info.value.column <= len(query) + 1
+
+
+@pytest.mark.parametrize("statement", [f"DESCRIBE TABLE {DB}.lines", f"SHOW TABLES IN {DB}", "SET spark.sql.shuffle.partitions=2"])
+def test_statements_naming_no_catalog_table_run_unchanged(spark: Any, catalogs: Any, statement: str) -> None:
+    assert catalogs.rewrite(statement)[1] == {}
+    assert spark.sql(statement).collect() is not None  # through attach_catalogs' spark.sql, to Spark as written
