@@ -64,6 +64,11 @@ def write_hive_site(conf_dir: Path, *, db_dir: Path, warehouse: Path, with_event
         # drop_database and lock calls.
         "datanucleus.connectionPoolingType": "HikariCP",
         "hive.metastore.disallow.incompatible.col.type.changes": "false",
+        # Copying the parent's owner, group and mode onto each new directory (removed in Hive 3) runs
+        # chgrp/chmod/ls processes per directory on a local filesystem without Hadoop's native library:
+        # two thirds of the time of an add_partitions whose directories do not exist yet (2,000 deep
+        # partitions: 61 s with it, 22 s without).
+        "hive.warehouse.subdir.inherit.perms": "false",
     }
     if with_events:
         settings["hive.metastore.transactional.event.listeners"] = LISTENER_CLASS

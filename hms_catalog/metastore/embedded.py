@@ -32,10 +32,11 @@ __all__ = ["EmbeddedMetastore", "MetastoreStatus", "MetastoreAlreadyRunning", "D
 DEFAULT_PORT = 9083
 STATE_FILE = "metastore.json"
 _MARKER = "-Dhms_catalog.metastore.dir="
-# The preparer's level (PrepareDatabase.java): a database prepared at an older level (or never, before
-# the notification log held production-size messages) is prepared again, in place, on its next start.
+# The preparer's level (PrepareDatabase.java): a database prepared at an older level, or never, is
+# prepared again, in place, on its next start. 2: the notification log's MESSAGE is a CLOB; 3: every
+# column Hive's Derby schema declares CLOB or wider than autoCreateAll makes it has its production type.
 _PREPARED_MARKER = "metastore_db.prepared"
-_SCHEMA_LEVEL = "2"
+_SCHEMA_LEVEL = "3"
 _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
 
 

@@ -14,7 +14,7 @@ from hms_catalog.client import HmsClientPool
 from hms_catalog.errors import EmbeddedMetastoreError
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
 from hms_catalog.properties import ClientConfig, parse_uris
-from tests.support.hms import Admin
+from tests.support.hms import Admin, table_struct
 
 pytestmark = pytest.mark.metastore  # every test here runs Java, most start a metastore of their own
 
@@ -24,21 +24,37 @@ def _events_since(pool: HmsClientPool, event_id: int) -> list[ttypes.Notificatio
     return list(response.events or [])
 
 
+# Columns Hive's hive-schema-2.3.0.derby.sql declares wider than autoCreateAll made them (before the
+# preparer changed them), with autoCreateAll's type and the production one.
+_NARROW_BEFORE = {
+    "NOTIFICATION_LOG.MESSAGE": ("LONG VARCHAR", "CLOB"),
+    "TABLE_PARAMS.PARAM_VALUE": ("VARCHAR(32672)", "CLOB"),
+    "SERDE_PARAMS.PARAM_VALUE": ("VARCHAR(32672)", "CLOB"),
+    "SD_PARAMS.PARAM_VALUE": ("VARCHAR(32672)", "CLOB"),
+    "COLUMNS_V2.TYPE_NAME": ("VARCHAR(32672)", "CLOB"),
+    "COLUMNS_V2.COMMENT": ("VARCHAR(256)", "VARCHAR(4000)"),
+}
+
 _COLUMN_TOOL = """
 import java.sql.*;
 
-public class NotificationColumn {
+public class ColumnTypes {
   public static void main(String[] args) throws Exception {
     try (Connection c = DriverManager.getConnection(args[0]); Statement s = c.createStatement()) {
-      if (args[1].equals("shorten")) {  // back to the LONG VARCHAR that autoCreateAll used to give it
-        s.execute("ALTER TABLE APP.NOTIFICATION_LOG ADD COLUMN SHORT_MESSAGE LONG VARCHAR");
-        s.execute("UPDATE APP.NOTIFICATION_LOG SET SHORT_MESSAGE = CAST(MESSAGE AS LONG VARCHAR)");
-        s.execute("ALTER TABLE APP.NOTIFICATION_LOG DROP COLUMN MESSAGE");
-        s.execute("RENAME COLUMN APP.NOTIFICATION_LOG.SHORT_MESSAGE TO MESSAGE");
-      }
-      try (ResultSet r = c.getMetaData().getColumns(null, "APP", "NOTIFICATION_LOG", "MESSAGE")) {
-        r.next();
-        System.out.println(r.getString("TYPE_NAME"));
+      for (int i = 2; i < args.length; i++) {
+        String[] column = args[i].split("[.=]", 3);  // TABLE.COLUMN=TYPE
+        if (args[1].equals("retype")) {  // as Derby allows: add, copy, drop, rename
+          String table = "APP." + column[0];
+          s.execute("ALTER TABLE " + table + " ADD COLUMN RETYPED " + column[2]);
+          s.execute("UPDATE " + table + " SET RETYPED = CAST(" + column[1] + " AS " + column[2] + ")");
+          s.execute("ALTER TABLE " + table + " DROP COLUMN " + column[1]);
+          s.execute("RENAME COLUMN " + table + ".RETYPED TO " + column[1]);
+        }
+        try (ResultSet r = c.getMetaData().getColumns(null, "APP", column[0], column[1])) {
+          r.next();
+          String type = r.getString("TYPE_NAME");
+          System.out.println(type.equals("VARCHAR") ? type + "(" + r.getInt("COLUMN_SIZE") + ")" : type);
+        }
       }
     }
   }
@@ -46,38 +62,75 @@ public class NotificationColumn {
 """
 
 
-def _message_column(directory: Path, tool: Path, action: str = "show") -> str:
-    """The notification log's MESSAGE column type, read (or first shortened) with Derby while the server is down."""
+def _column_types(directory: Path, tool: Path, columns: dict[str, str] | None = None) -> dict[str, str]:
+    """Types of the ``_NARROW_BEFORE`` columns, read with Derby while the server is down; with ``columns``
+    (``TABLE.COLUMN`` -> type), first changed to those types."""
     from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
 
     java = find_java_tool("java")
     assert java is not None
+    names = list(columns or _NARROW_BEFORE)
+    arguments = [f"{name}={columns[name]}" for name in names] if columns else [f"{name}=" for name in names]
     run = subprocess.run(
         [java, f"-Dderby.stream.error.file={tool.parent / 'derby.log'}", "-cp", f"{spark_jars_dir()}/*", str(tool),
-         f"jdbc:derby:{directory / 'metastore_db'}", action],
+         f"jdbc:derby:{directory / 'metastore_db'}", "retype" if columns else "show", *arguments],
         capture_output=True, text=True, timeout=120, check=False, cwd=tool.parent,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    return run.stdout.strip().splitlines()[-1]
+    return dict(zip(names, run.stdout.split("\n"), strict=False))
 
 
-def test_a_database_made_with_the_short_message_column_is_converted_on_start(tmp_path: Path) -> None:
-    """Metastore directories made before the notification log held production-size messages keep their
-    events and take large ones after their next start."""
-    tool = tmp_path / "NotificationColumn.java"
+def _large_values(columns: int = 2_500, characters: int = 100_000) -> tuple[str, str, str]:
+    """A struct type, a column comment and a parameter value as long as production's columns take."""
+    struct = "struct<" + ",".join(f"field_{n:05d}:string" for n in range(columns)) + ">"
+    return struct, "c" * 4000, "v" * characters
+
+
+def test_columns_hold_what_a_production_metastores_do(admin: Admin, unique_name: str) -> None:
+    """Table, serde and storage parameters, column types (CLOB in Hive's Derby schema) and column comments
+    (VARCHAR(4000)) longer than the columns autoCreateAll makes on Derby (32,672 and 256 characters)."""
+    struct, comment, value = _large_values()
+    assert len(struct) > 32_672
+    location = admin.create_database(unique_name) / "large"
+    table = table_struct(unique_name, "large", [("id", "int"), ("nested", struct)], location.as_uri(),
+                         parameters={"avro.schema.literal": value}, comments={"nested": comment})
+    table.sd.serdeInfo.parameters["serde.literal"] = value
+    table.sd.parameters = {"sd.literal": value}
+    admin.pool.call("create_table", table)
+    stored = admin.pool.call("get_table", unique_name, "large")
+    assert stored.sd.cols[1].type == struct and stored.sd.cols[1].comment == comment
+    assert stored.parameters["avro.schema.literal"] == value
+    assert stored.sd.serdeInfo.parameters["serde.literal"] == value and stored.sd.parameters["sd.literal"] == value
+    admin.drop_database(unique_name)
+
+
+def test_a_database_made_with_the_narrow_columns_is_converted_on_start(tmp_path: Path) -> None:
+    """Metastore directories made before the preparer gave the columns their production types keep their
+    content (events included) and take production-size values after their next start."""
+    tool = tmp_path / "ColumnTypes.java"
     tool.write_text(_COLUMN_TOOL, encoding="utf-8")
     server = EmbeddedMetastore(tmp_path / "old", events=True)
     pool = HmsClientPool(ClientConfig(uris=parse_uris(server.start()), pool_size=1, socket_timeout=300))
     try:
         admin = Admin(pool, server.warehouse)
         admin.create_database("made_before")
+        admin.create_table("made_before", "kept", [("id", "int"), ("pair", "struct<a:int,b:string>")],
+                           parameters={"note": "kept"}, comments={"pair": "a comment"})
         server.stop()
-        assert _message_column(server.directory, tool) == "CLOB"
-        assert _message_column(server.directory, tool, "shorten") == "LONG VARCHAR"
+        assert _column_types(server.directory, tool) == {name: types[1] for name, types in _NARROW_BEFORE.items()}
+        before = {name: types[0] for name, types in _NARROW_BEFORE.items()}
+        assert _column_types(server.directory, tool, before) == before
         (server.directory / "metastore_db.prepared").unlink()
         pool.close()
         pool = HmsClientPool(ClientConfig(uris=parse_uris(server.start()), pool_size=1, socket_timeout=300))
         admin = Admin(pool, server.warehouse)
+        kept = pool.call("get_table", "made_before", "kept")
+        assert kept.parameters["note"] == "kept" and kept.sd.cols[1].type == "struct<a:int,b:string>"
+        assert kept.sd.cols[1].comment == "a comment"
+        struct, comment, value = _large_values()
+        admin.create_table("made_before", "large", [("nested", struct)], parameters={"literal": value},
+                           comments={"nested": comment})
+        assert pool.call("get_table", "made_before", "large").parameters["literal"] == value
         table = admin.create_table("made_before", "wide", [("id", "int")], partition_keys=[("p", "string")])
         deep = "/".join(["a_rather_long_folder_name_as_warehouses_have"] * 4)
         partitions = [ttypes.Partition(values=[f"v{n:04d}"], dbName="made_before", tableName="wide",
@@ -91,7 +144,7 @@ def test_a_database_made_with_the_short_message_column_is_converted_on_start(tmp
     finally:
         pool.close()
         server.stop()
-    assert _message_column(server.directory, tool) == "CLOB"
+    assert _column_types(server.directory, tool) == {name: types[1] for name, types in _NARROW_BEFORE.items()}
 
 
 def test_the_session_metastore_runs_and_reports_its_status(metastore: EmbeddedMetastore) -> None:

@@ -1,52 +1,180 @@
+import java.io.InputStream;
+import java.net.URL;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+import javax.jdo.PersistenceManager;
+import javax.xml.parsers.DocumentBuilderFactory;
 
 import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.hadoop.hive.metastore.ObjectStore;
+import org.apache.hadoop.hive.metastore.model.MTable;
 import org.apache.hadoop.hive.metastore.txn.TxnDbUtil;
+import org.datanucleus.api.jdo.JDOPersistenceManagerFactory;
+import org.datanucleus.store.schema.SchemaAwareStoreManager;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
 
 /**
- * Makes the Derby database hold what a production metastore's holds, before the server starts.
+ * Makes the Derby database hold what a production Hive 2.3 metastore's holds, before the server starts.
  *
- * datanucleus.schema.autoCreateAll derives column types from package.jdo, which gives the notification
- * log's MESSAGE a LONG VARCHAR (at most 32,700 characters on Derby). Hive's own Derby schema
- * (hive-schema-2.3.0.derby.sql) declares it CLOB: one ADD_PARTITION event for thousands of partitions
- * is megabytes of JSON, and with the short column the whole add_partitions call fails. So the table is
- * created here with the production definition (autoCreateAll leaves an existing table alone), and a
- * database made before this fix has its column converted in place, keeping its events.
+ * <p>datanucleus.schema.autoCreateAll derives column types from package.jdo, not from Hive's schema
+ * scripts, and creates each table only when the server first touches its class. On Derby that makes
+ * the notification log's MESSAGE a LONG VARCHAR (at most 32,700 characters) and table, serde and
+ * storage-descriptor parameter values and column types VARCHAR(32672), where Hive's own
+ * hive-schema-2.3.0.derby.sql declares all five CLOB (HIVE-12274). So one ADD_PARTITION event for a
+ * hundred deep partitions, a Spark schema or Avro literal kept in a table parameter, or a struct type
+ * of 40,000 characters fails the whole call on the embedded metastore and succeeds on a production one.
+ * Comparing every column autoCreateAll makes with that script found a few narrower VARCHARs as well
+ * (column comments 256 instead of 4000, decimal statistics 255 instead of 4000, ...): {@link #WIDER}.
  *
- * Also creates the transaction and lock tables that autoCreateAll does not create (clients that take
+ * <p>So the preparer first has DataNucleus create every table of package.jdo, with the server's own
+ * ObjectStore settings (the server's autoCreateAll then finds them and leaves them alone), and then
+ * gives those columns their production types. Derby cannot change a column to CLOB in place, so that
+ * is done as Hive's upgrade script 039-HIVE-12274.derby.sql does it: add a CLOB column, copy, drop the
+ * old one, rename; a VARCHAR is lengthened in place. The same steps bring a database made by an older
+ * version up to date, keeping its content, and every step looks first, so a second run changes nothing.
+ *
+ * <p>Also creates the transaction and lock tables, which autoCreateAll does not (clients that take
  * metastore locks, such as pyiceberg's HiveCatalog commits, need them). Reads the connection settings
- * from the hive-site.xml on HIVE_CONF_DIR; safe to run again on a prepared database.
+ * from the hive-site.xml on HIVE_CONF_DIR. Not covered: SEQUENCE_TABLE, which DataNucleus creates on
+ * first insert with a VARCHAR(255) name (256 in the script) and which holds only its own class names.
  */
 public class PrepareDatabase {
-  private static final String NOTIFICATION_LOG =
-      "CREATE TABLE \"APP\".\"NOTIFICATION_LOG\" (\"NL_ID\" BIGINT NOT NULL, \"DB_NAME\" VARCHAR(128),"
-          + " \"EVENT_ID\" BIGINT NOT NULL, \"EVENT_TIME\" INTEGER NOT NULL, \"EVENT_TYPE\" VARCHAR(32) NOT NULL,"
-          + " \"MESSAGE\" CLOB, \"TBL_NAME\" VARCHAR(256), \"MESSAGE_FORMAT\" VARCHAR(16),"
-          + " CONSTRAINT \"NOTIFICATION_LOG_PK\" PRIMARY KEY (\"NL_ID\"))";
+  /** Columns hive-schema-2.3.0.derby.sql declares CLOB. */
+  private static final String[][] CLOBS = {
+    {"NOTIFICATION_LOG", "MESSAGE"},
+    {"TABLE_PARAMS", "PARAM_VALUE"},
+    {"SERDE_PARAMS", "PARAM_VALUE"},
+    {"SD_PARAMS", "PARAM_VALUE"},
+    {"COLUMNS_V2", "TYPE_NAME"},
+  };
+
+  /** VARCHAR columns the production script declares wider than package.jdo does. */
+  private static final Width[] WIDER = {
+    new Width("COLUMNS_V2", "COMMENT", 4000),
+    new Width("TAB_COL_STATS", "BIG_DECIMAL_LOW_VALUE", 4000),
+    new Width("TAB_COL_STATS", "BIG_DECIMAL_HIGH_VALUE", 4000),
+    new Width("PART_COL_STATS", "BIG_DECIMAL_LOW_VALUE", 4000),
+    new Width("PART_COL_STATS", "BIG_DECIMAL_HIGH_VALUE", 4000),
+    new Width("KEY_CONSTRAINTS", "CONSTRAINT_NAME", 400),
+    new Width("PARTITION_KEY_VALS", "PART_KEY_VAL", 256),
+    new Width("BUCKETING_COLS", "BUCKET_COL_NAME", 256),
+    new Width("SKEWED_COL_NAMES", "SKEWED_COL_NAME", 256),
+    new Width("SKEWED_STRING_LIST_VALUES", "STRING_LIST_VALUE", 256),
+  };
+
+  private static final class Width {
+    final String table;
+    final String column;
+    final int characters;
+
+    Width(String table, String column, int characters) {
+      this.table = table;
+      this.column = column;
+      this.characters = characters;
+    }
+  }
 
   public static void main(String[] args) throws Exception {
     HiveConf conf = new HiveConf();
+    createMetastoreTables(conf);
     String url = conf.getVar(HiveConf.ConfVars.METASTORECONNECTURLKEY);
     try (Connection connection = DriverManager.getConnection(url)) {
-      if (!tableExists(connection.getMetaData(), "TXNS")) {
-        TxnDbUtil.prepDb(conf);  // not idempotent: it fails on tables it made before
-      }
-      String type = columnType(connection.getMetaData(), "NOTIFICATION_LOG", "MESSAGE");
-      try (Statement statement = connection.createStatement()) {
+      DatabaseMetaData meta = connection.getMetaData();
+      for (String[] column : CLOBS) {
+        String type = columnType(meta, column[0], column[1]);
         if (type == null) {
-          statement.execute(NOTIFICATION_LOG);
-        } else if (!"CLOB".equals(type)) {
-          // Derby cannot change a column's type: add the CLOB, copy, drop the old one, rename.
-          statement.execute("ALTER TABLE \"APP\".\"NOTIFICATION_LOG\" ADD COLUMN \"MESSAGE_CLOB\" CLOB");
-          statement.execute("UPDATE \"APP\".\"NOTIFICATION_LOG\" SET \"MESSAGE_CLOB\" = CAST(\"MESSAGE\" AS CLOB)");
-          statement.execute("ALTER TABLE \"APP\".\"NOTIFICATION_LOG\" DROP COLUMN \"MESSAGE\"");
-          statement.execute("RENAME COLUMN \"APP\".\"NOTIFICATION_LOG\".\"MESSAGE_CLOB\" TO \"MESSAGE\"");
+          throw new IllegalStateException("DataNucleus did not create " + column[0] + "." + column[1]);
+        }
+        if (!"CLOB".equals(type)) {
+          toClob(connection, column[0], column[1]);
         }
       }
+      for (Width column : WIDER) {
+        widen(connection, column);
+      }
+      if (!tableExists(meta, "TXNS")) {
+        TxnDbUtil.prepDb(conf);  // not idempotent: it fails on tables it made before
+      }
+    }
+  }
+
+  /**
+   * Every table and constraint of package.jdo, as the server's own ObjectStore would create them
+   * (tables that exist are left as they are), so that the columns below exist to be changed.
+   */
+  private static void createMetastoreTables(HiveConf conf) throws Exception {
+    ObjectStore store = new ObjectStore();
+    store.setConf(conf);
+    PersistenceManager pm = store.getPersistenceManager();
+    JDOPersistenceManagerFactory factory = (JDOPersistenceManagerFactory) pm.getPersistenceManagerFactory();
+    SchemaAwareStoreManager schema = (SchemaAwareStoreManager) factory.getNucleusContext().getStoreManager();
+    schema.createSchemaForClasses(modelClasses(), new Properties());
+    pm.close();
+    store.shutdown();
+  }
+
+  /** The persistent classes package.jdo maps to tables (embedded-only ones live inside others). */
+  private static Set<String> modelClasses() throws Exception {
+    URL jar = MTable.class.getProtectionDomain().getCodeSource().getLocation();
+    DocumentBuilderFactory parsers = DocumentBuilderFactory.newInstance();
+    parsers.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
+    Set<String> classes = new TreeSet<>();
+    try (InputStream in = new URL("jar:" + jar + "!/package.jdo").openStream()) {
+      NodeList packages = parsers.newDocumentBuilder().parse(in).getElementsByTagName("package");
+      for (int p = 0; p < packages.getLength(); p++) {
+        Element pkg = (Element) packages.item(p);
+        NodeList found = pkg.getElementsByTagName("class");
+        for (int c = 0; c < found.getLength(); c++) {
+          Element cls = (Element) found.item(c);
+          if (!"true".equals(cls.getAttribute("embedded-only"))) {
+            classes.add(pkg.getAttribute("name") + "." + cls.getAttribute("name"));
+          }
+        }
+      }
+    }
+    return classes;
+  }
+
+  /**
+   * Derby has no ALTER COLUMN to CLOB: add, copy, drop, rename, in one transaction so that a failure
+   * leaves the old column in place. RESTRICT: fail rather than drop anything that depends on it.
+   */
+  private static void toClob(Connection connection, String table, String column) throws Exception {
+    String target = "\"APP\".\"" + table + "\"";
+    String temporary = column + "_CLOB";
+    connection.setAutoCommit(false);
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("ALTER TABLE " + target + " ADD COLUMN \"" + temporary + "\" CLOB");
+      statement.execute("UPDATE " + target + " SET \"" + temporary + "\" = CAST(\"" + column + "\" AS CLOB)");
+      statement.execute("ALTER TABLE " + target + " DROP COLUMN \"" + column + "\" RESTRICT");
+      statement.execute("RENAME COLUMN " + target + ".\"" + temporary + "\" TO \"" + column + "\"");
+      connection.commit();
+    } catch (Exception e) {
+      connection.rollback();
+      throw e;
+    } finally {
+      connection.setAutoCommit(true);
+    }
+  }
+
+  /** Derby lengthens a VARCHAR in place. */
+  private static void widen(Connection connection, Width column) throws Exception {
+    try (ResultSet found = connection.getMetaData().getColumns(null, "APP", column.table, column.column)) {
+      if (!found.next() || found.getInt("COLUMN_SIZE") >= column.characters) {
+        return;
+      }
+    }
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("ALTER TABLE \"APP\".\"" + column.table + "\" ALTER COLUMN \"" + column.column
+          + "\" SET DATA TYPE VARCHAR(" + column.characters + ")");
     }
   }
 
