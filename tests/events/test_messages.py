@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import time
 
 from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.protocol import TJSONProtocol
@@ -58,18 +57,16 @@ def test_listed_partitions_read_as_thrift_reads_them() -> None:
     assert decoded.partitions[1].location == awkward[1][1] and decoded.partitions[2].location == awkward[2][1]
 
 
-def test_ten_thousand_partitions_of_one_call_are_decoded_whole_and_quickly() -> None:
-    """One MSCK REPAIR TABLE's event: 11 MB of JSON. thrift's pure-Python JSON reader needed 5.6 s for it."""
+def test_ten_thousand_partitions_of_one_call_are_decoded_whole() -> None:
+    """One MSCK REPAIR TABLE's event: 11 MB of JSON (read with json, not thrift's pure-Python JSON reader,
+    which took 5.6 s for it against about 0.2 s; timings belong in benchmarks, not here)."""
     deep = "/".join(f"level_{depth:02d}_of_a_deeply_nested_warehouse_layout" for depth in range(4))
     partitions = [_partition([f"2024-01-{n % 28 + 1:02d}", f"bucket_{n:06d}"],
                              f"file:/warehouse/db.db/wide/{deep}/dt=2024-01-{n % 28 + 1:02d}/part=bucket_{n:06d}")
                   for n in range(10_000)]
     for message_format in ("json-0.2", "gzip(json-2.0)"):
         event = _add_partition_event(partitions, message_format)
-        started = time.monotonic()
         decoded = decode_event(event)
-        seconds = time.monotonic() - started
         assert len(decoded.partitions) == 10_000 and len({p.name for p in decoded.partitions}) == 10_000
         assert decoded.partitions[-1].name == "dt=2024-01-04/part=bucket_009999"
         assert decoded.partitions[-1].location == partitions[-1].sd.location
-        assert seconds < 2.5, f"{message_format}: {seconds:.2f}s"  # about 0.2 s; a generous bound for busy machines
