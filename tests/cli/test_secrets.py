@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import pty
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hms_catalog.cli.main import main
-from tests.cli.test_repl import _read_until
+from tests.cli.test_repl import _read_until, prompt
 
 SECRET = "hunter2-x"
 CREATE = (
@@ -88,24 +85,10 @@ def test_an_existing_home_of_ours_is_tightened(home: Path, capsys: pytest.Captur
 
 def test_the_prompts_history_is_private_and_masked(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    primary, secondary = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hms_catalog.cli"],
-        stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True, preexec_fn=lambda: os.umask(0),
-        env={**os.environ, "HMS_CATALOG_HOME": str(home), "TERM": "dumb"},
-    )
-    os.close(secondary)
-    try:
-        _read_until(primary, b"hms-catalog> ")
+    with prompt(home, umask=0) as primary:
         os.write(primary, f"{CREATE};\n".encode())
         assert b"OK: catalog 'c' created" in _read_until(primary, b"created")
         os.write(primary, b"exit\n")
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(primary)
     history = home / "history"
     assert "'hive.metastore.password'='******'" in history.read_text()
     assert SECRET not in history.read_text()
