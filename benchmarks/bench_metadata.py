@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import median_seconds, progress, save, timed
-from hmsclient.genthrift.hive_metastore import ttypes
 
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 

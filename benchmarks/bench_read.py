@@ -27,10 +27,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from _common import progress, save, timed
-from hmsclient.genthrift.hive_metastore import ttypes
 
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from planner import plan_table

@@ -15,6 +15,7 @@ __all__ = [
     "UnsupportedTableError",
     "MetastoreError",
     "MetastoreUnavailableError",
+    "UnsupportedCallError",
     "PoolClosedError",
     "PoolExhaustedError",
     "SqlSyntaxError",
@@ -66,6 +67,11 @@ class MetastoreError(HmsCatalogError):
 
 class MetastoreUnavailableError(MetastoreError):
     """No metastore URI answered within the retries and timeouts configured."""
+
+
+class UnsupportedCallError(MetastoreError):
+    """The metastore answers none of the thrift calls that could ask it this (it is too old or too new);
+    the message names the calls tried and the metastore versions that answer each."""
 
 
 class PoolClosedError(HmsCatalogError):

@@ -18,6 +18,8 @@ __all__ = [
     "CATALOG_TYPE",
     "TYPE",
     "METASTORE_URIS",
+    "METASTORE_CATALOG",
+    "METASTORE_CATALOG_DEFAULT",
     "POOL_SIZE",
     "POOL_SIZE_DEFAULT",
     "SOCKET_TIMEOUT",
@@ -82,6 +84,10 @@ BORROW_TIMEOUT = "hive.metastore.client.pool.borrow.timeout"
 BORROW_TIMEOUT_DEFAULT = 30.0
 URI_BACKOFF = "hive.metastore.uri.backoff"
 URI_BACKOFF_DEFAULT = 30.0
+# Hive 3 and later hold several catalogs; unset, requests name none and the metastore uses its default
+# (``metastore.catalog.default``, "hive" unless changed). Setting it needs a Hive 3 or later metastore.
+METASTORE_CATALOG = "hive.metastore.catalog.name"
+METASTORE_CATALOG_DEFAULT = "hive"
 
 # Cache lifetimes (Doris's names): -1 never expires, 0 disables the cache, N > 0 expires after N seconds.
 SCHEMA_CACHE_TTL = "schema.cache.ttl-second"
@@ -124,6 +130,7 @@ EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
 _SECRET_WORDS = ("password", "secret", "token", "credential", "keytab")
+_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
 _DURATION = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|m|min|h)?$", re.IGNORECASE)
 _UNIT_SECONDS = {None: 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -145,6 +152,7 @@ class ClientConfig:
     """What the pooled client needs: where the metastores are and how patient to be with them.
 
     Times are in seconds. ``retries`` counts attempts after the first one that failed on transport.
+    ``metastore_catalog`` is the Hive 3+ catalog every request names (None: the metastore's default).
     """
 
     uris: tuple[MetastoreUri, ...]
@@ -155,6 +163,7 @@ class ClientConfig:
     retry_delay: float = RETRY_DELAY_DEFAULT
     borrow_timeout: float = BORROW_TIMEOUT_DEFAULT
     uri_backoff: float = URI_BACKOFF_DEFAULT
+    metastore_catalog: str | None = None
 
 
 @dataclass(frozen=True)
@@ -257,6 +266,7 @@ class CatalogConfig:
             retry_delay=property_as_seconds(props, RETRY_DELAY, RETRY_DELAY_DEFAULT),
             borrow_timeout=property_as_seconds(props, BORROW_TIMEOUT, BORROW_TIMEOUT_DEFAULT, positive=True),
             uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
+            metastore_catalog=_metastore_catalog(props),
         )
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
@@ -332,3 +342,15 @@ def is_secret_key(key: str) -> bool:
 def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
     """A copy of ``props`` with secret values replaced by :data:`MASK`."""
     return {key: (MASK if is_secret_key(key) else value) for key, value in props.items()}
+
+
+def _metastore_catalog(props: Mapping[str, str]) -> str | None:
+    """``hive.metastore.catalog.name``, lower-cased as Hive stores catalog names; None when unset."""
+    if METASTORE_CATALOG not in props:
+        return None
+    name = props[METASTORE_CATALOG].strip()
+    if not _CATALOG_NAME.match(name):
+        raise ConfigurationError(
+            f"property '{METASTORE_CATALOG}' must be a metastore catalog name (letters, digits, '_'), got {name!r}"
+        )
+    return name.lower()

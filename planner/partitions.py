@@ -15,10 +15,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.client.batches import in_batches
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.errors import MetastoreError, PlanningError
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN

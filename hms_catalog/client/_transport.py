@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import socket
 
-from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
+from hms_catalog.client.hive_thrift import MetastoreThriftClient
 from hms_catalog.properties import MetastoreUri
 
 __all__ = ["Connection", "open_connection"]
@@ -22,7 +22,7 @@ __all__ = ["Connection", "open_connection"]
 class Connection:
     """One open thrift connection to one metastore URI."""
 
-    def __init__(self, uri: MetastoreUri, transport: TTransport.TTransportBase, client: ThriftHiveMetastore.Client):
+    def __init__(self, uri: MetastoreUri, transport: TTransport.TTransportBase, client: MetastoreThriftClient):
         self.uri = uri
         self.client = client
         self._transport = transport
@@ -42,4 +42,4 @@ def open_connection(uri: MetastoreUri, *, connect_timeout: float, socket_timeout
     thrift_socket.setHandle(sock)
     transport = TTransport.TBufferedTransport(thrift_socket)
     protocol = TBinaryProtocol.TBinaryProtocolAccelerated(transport)
-    return Connection(uri, transport, ThriftHiveMetastore.Client(protocol))
+    return Connection(uri, transport, MetastoreThriftClient(protocol))

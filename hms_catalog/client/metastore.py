@@ -1,22 +1,34 @@
 """Typed metastore operations over the pool, with the metastore's exceptions turned into ours.
 
 The catalog model talks to this class only; a unit test can hand the model any object with the same
-methods. Each method is one thrift call (through :meth:`HmsClientPool.call`, so counted and retried).
-hmsclient's own convenience wrappers are bypassed: the generated thrift methods are the API.
+methods. Each method is one thrift call (through :meth:`HmsClientPool.call_forms`, so counted and
+retried), asked in the first form the metastore answers: table loads through the request-object calls
+Hive 2.3 added and Hive 4 keeps (``get_table_req``), falling back to the legacy call on an older
+metastore; partition calls through the legacy call every release has, moving on to Hive 4's request
+form on a metastore that removed it. The generated thrift methods are the API.
+
+With ``hive.metastore.catalog.name`` set, every request names that metastore catalog: request structs
+carry it as ``catName``, and the calls that take bare names get it as Hive 3's ``@catalog#database``
+prefix. Unset, nothing is added and the metastore uses its default catalog.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
+from hms_catalog.client.hive_thrift import GetPartitionsByFilterRequest, ttypes
 from hms_catalog.client.metrics import MetricsSnapshot
 from hms_catalog.client.pool import HmsClientPool
+from hms_catalog.client.versions import CallForm
 from hms_catalog.errors import MetastoreError, NotFoundError
 
 __all__ = ["MetastoreClient"]
+
+# How Hive 3+ names a catalog in a database-name argument (MetaStoreUtils.prependCatalogToDbName).
+_CATALOG_MARKER = "@"
+_CATALOG_SEPARATOR = "#"
 
 
 class MetastoreClient:
@@ -24,6 +36,7 @@ class MetastoreClient:
 
     def __init__(self, pool: HmsClientPool) -> None:
         self.pool = pool
+        self.metastore_catalog: str | None = pool.config.metastore_catalog
 
     def metrics(self) -> MetricsSnapshot:
         """Calls made so far, by method, with retries and connection counts."""
@@ -33,46 +46,80 @@ class MetastoreClient:
         self.pool.close()
 
     def get_all_databases(self) -> list[str]:
-        return list(self._call("get_all_databases"))
+        if self.metastore_catalog is None:
+            return list(self._call("get_all_databases"))
+        every_database = f"{_CATALOG_MARKER}{self.metastore_catalog}{_CATALOG_SEPARATOR}"  # a pattern naming no database
+        return list(self._call("get_databases", every_database))
 
     def get_database(self, name: str) -> ttypes.Database:
-        return self._call("get_database", name, missing=("database", name))
+        return self._call("get_database", self._db(name), missing=("database", name))
 
     def get_all_tables(self, database: str) -> list[str]:
-        return list(self._call("get_all_tables", database, missing=("database", database)))
+        return list(self._call("get_all_tables", self._db(database), missing=("database", database)))
 
     def get_table(self, database: str, table: str) -> ttypes.Table:
-        return self._call("get_table", database, table, missing=("table", f"{database}.{table}"))
+        request = ttypes.GetTableRequest(dbName=database, tblName=table, catName=self.metastore_catalog)
+        return self._ask(
+            CallForm("get_table_req", (request,), lambda result: result.table),
+            CallForm("get_table", (self._db(database), table)),
+            missing=("table", f"{database}.{table}"),
+        )
 
     def get_table_objects_by_name(self, database: str, tables: list[str]) -> list[ttypes.Table]:
-        return list(self._call("get_table_objects_by_name", database, tables, missing=("database", database)))
+        request = ttypes.GetTablesRequest(dbName=database, tblNames=list(tables), catName=self.metastore_catalog)
+        return list(self._ask(
+            CallForm("get_table_objects_by_name_req", (request,), lambda result: result.tables or []),
+            CallForm("get_table_objects_by_name", (self._db(database), list(tables))),
+            missing=("database", database),
+        ))
 
     def get_partition_names(self, database: str, table: str, max_parts: int = -1) -> list[str]:
-        return list(self._call("get_partition_names", database, table, max_parts, missing=("table", f"{database}.{table}")))
+        return list(self._call("get_partition_names", self._db(database), table, max_parts,
+                               missing=("table", f"{database}.{table}")))
 
     def get_partition_names_ps(self, database: str, table: str, values: list[str], max_parts: int = -1) -> list[str]:
-        return list(self._call("get_partition_names_ps", database, table, values, max_parts,
+        return list(self._call("get_partition_names_ps", self._db(database), table, values, max_parts,
                                missing=("table", f"{database}.{table}")))
 
     def get_partitions_by_filter(self, database: str, table: str, expression: str, max_parts: int = -1) -> list[ttypes.Partition]:
-        return list(self._call("get_partitions_by_filter", database, table, expression, max_parts,
-                               missing=("table", f"{database}.{table}")))
+        request = GetPartitionsByFilterRequest(catName=self.metastore_catalog, dbName=database, tblName=table,
+                                               filter=expression, maxParts=max_parts)
+        return list(self._ask(
+            CallForm("get_partitions_by_filter", (self._db(database), table, expression, max_parts)),
+            CallForm("get_partitions_by_filter_req", (request,)),
+            missing=("table", f"{database}.{table}"),
+        ))
 
     def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
-        return list(self._call("get_partitions_by_names", database, table, names, missing=("table", f"{database}.{table}")))
+        request = ttypes.GetPartitionsByNamesRequest(db_name=self._db(database), tbl_name=table, names=list(names))
+        return list(self._ask(
+            CallForm("get_partitions_by_names", (self._db(database), table, list(names))),
+            CallForm("get_partitions_by_names_req", (request,), lambda result: result.partitions or []),
+            missing=("table", f"{database}.{table}"),
+        ))
 
     def get_current_notification_event_id(self) -> int:
         """The id of the newest event in the metastore's notification log."""
         return int(self._call("get_current_notificationEventId").eventId)
 
     def get_next_notification(self, last_event: int, max_events: int) -> list[ttypes.NotificationEvent]:
-        """Up to ``max_events`` events after ``last_event``, oldest first."""
+        """Up to ``max_events`` events after ``last_event``, oldest first, of every metastore catalog."""
         request = ttypes.NotificationEventRequest(lastEvent=last_event, maxEvents=max_events)
         return list(self._call("get_next_notification", request).events or [])
 
+    def _db(self, database: str) -> str:
+        """``database`` as a bare-name argument, with the metastore catalog prefixed when one is set."""
+        if self.metastore_catalog is None:
+            return database
+        return f"{_CATALOG_MARKER}{self.metastore_catalog}{_CATALOG_SEPARATOR}{database}"
+
     def _call(self, method: str, *args: Any, missing: tuple[str, str] | None = None) -> Any:
+        return self._ask(CallForm(method, args), missing=missing)
+
+    def _ask(self, *forms: CallForm, missing: tuple[str, str] | None = None) -> Any:
+        method = forms[0].method
         try:
-            return self.pool.call(method, *args)
+            return self.pool.call_forms(forms)
         except ttypes.NoSuchObjectException as error:
             if missing is None:
                 raise MetastoreError(f"{method}: {error.message}") from error

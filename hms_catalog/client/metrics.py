@@ -19,6 +19,7 @@ class MetricsSnapshot:
 
     calls: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
+    unsupported: dict[str, int] = field(default_factory=dict)
     retries: int = 0
     connections_opened: int = 0
     connect_failures: int = 0
@@ -37,12 +38,13 @@ class MetricsSnapshot:
 
 
 class ClientMetrics:
-    """Thread-safe counters: calls and errors by method, retries, connections, time spent waiting."""
+    """Thread-safe counters: calls, errors and refused methods by method, retries, connections, time spent waiting."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls: Counter[str] = Counter()
         self._errors: Counter[str] = Counter()
+        self._unsupported: Counter[str] = Counter()
         self._retries = 0
         self._opened = 0
         self._connect_failures = 0
@@ -56,6 +58,11 @@ class ClientMetrics:
     def error(self, method: str) -> None:
         with self._lock:
             self._errors[method] += 1
+
+    def unsupported(self, method: str) -> None:
+        """The metastore refused ``method`` as unknown (it is too old or too new for it)."""
+        with self._lock:
+            self._unsupported[method] += 1
 
     def retry(self) -> None:
         with self._lock:
@@ -82,6 +89,7 @@ class ClientMetrics:
             return MetricsSnapshot(
                 calls=dict(self._calls),
                 errors=dict(self._errors),
+                unsupported=dict(self._unsupported),
                 retries=self._retries,
                 connections_opened=self._opened,
                 connect_failures=self._connect_failures,

@@ -9,6 +9,10 @@ Failover: URIs are tried in the order given. One that refused a connection or br
 backoff for ``uri_backoff`` seconds and tried only when no other URI is live. :meth:`HmsClientPool.call`
 retries transport failures (never the metastore's own answers, such as NoSuchObjectException) with
 capped exponential backoff and jitter.
+
+Versions: :meth:`HmsClientPool.call_forms` asks a question in the first of its forms the metastore
+knows. A form a URI refused as an unknown method is remembered for that URI (and forgotten when the URI
+fails, as it may come back upgraded), so an old or new metastore costs one refused call per form, once.
 """
 
 from __future__ import annotations
@@ -17,8 +21,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from thrift.protocol.TProtocol import TProtocolException
@@ -27,10 +30,11 @@ from thrift.transport.TTransport import TTransportException
 
 from hms_catalog.client._transport import Connection, open_connection
 from hms_catalog.client.metrics import ClientMetrics
-from hms_catalog.errors import MetastoreUnavailableError, PoolClosedError, PoolExhaustedError
+from hms_catalog.client.versions import CallForm, is_unknown_method, unsupported_message
+from hms_catalog.errors import MetastoreUnavailableError, PoolClosedError, PoolExhaustedError, UnsupportedCallError
 from hms_catalog.properties import BORROW_TIMEOUT, ClientConfig, MetastoreUri
 
-__all__ = ["HmsClientPool", "BorrowedClient", "is_application_error"]
+__all__ = ["HmsClientPool", "BorrowedClient", "CallForm", "is_application_error"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +63,8 @@ class BorrowedClient:
     """The thrift client of one borrowed connection, counting each call by method.
 
     Any attribute is the thrift method of the same name. A call that fails on transport marks the
-    client broken, and the pool then discards its connection.
+    client broken, and the pool then discards its connection. A call the metastore refused as an unknown
+    method is counted apart (``unsupported``), neither as a call it answered nor as an error.
     """
 
     def __init__(self, connection: Connection, metrics: ClientMetrics) -> None:
@@ -77,16 +82,45 @@ class BorrowedClient:
             return method
 
         def invoke(*args: Any, **kwargs: Any) -> Any:
-            self._metrics.call(name)
             try:
-                return method(*args, **kwargs)
+                result = method(*args, **kwargs)
             except BaseException as error:
+                if is_unknown_method(error):
+                    self._metrics.unsupported(name)
+                    raise
+                self._metrics.call(name)
                 self._metrics.error(name)
                 if not is_application_error(error):
                     self.broken = True
                 raise
+            self._metrics.call(name)
+            return result
 
         return invoke
+
+
+class _Loan:
+    """The ``with`` block of :meth:`HmsClientPool.borrow`.
+
+    A class rather than ``@contextmanager``: contextlib assigns ``__traceback__`` on an exception that
+    leaves the block, and the generated thrift exceptions (NoSuchObjectException, ...) are immutable,
+    so that assignment would replace the metastore's answer with a TypeError.
+    """
+
+    def __init__(self, pool: HmsClientPool) -> None:
+        self._pool = pool
+        self._connection: Connection | None = None
+        self._client: BorrowedClient | None = None
+
+    def __enter__(self) -> BorrowedClient:
+        self._connection = self._pool._acquire()
+        self._client = BorrowedClient(self._connection, self._pool.metrics)
+        return self._client
+
+    def __exit__(self, *_: object) -> None:
+        if self._connection is not None and self._client is not None:
+            connection, self._connection = self._connection, None
+            self._pool._release(connection, broken=self._client.broken)
 
 
 class HmsClientPool:
@@ -115,6 +149,7 @@ class HmsClientPool:
         self._idle: list[Connection] = []
         self._dead_until: dict[MetastoreUri, float] = {}
         self._last_failure: dict[MetastoreUri, tuple[float, str]] = {}
+        self._unsupported: dict[MetastoreUri, set[str]] = {}
         self._closed = False
 
     @property
@@ -126,19 +161,9 @@ class HmsClientPool:
         with self._lock:
             return len(self._idle)
 
-    @contextmanager
-    def borrow(self) -> Iterator[BorrowedClient]:
+    def borrow(self) -> _Loan:
         """Lend a client for the ``with`` block; it goes back to the pool unless its connection broke."""
-        connection = self._acquire()
-        broken = True
-        try:
-            client = BorrowedClient(connection, self.metrics)
-            try:
-                yield client
-            finally:
-                broken = client.broken
-        finally:
-            self._release(connection, broken=broken)
+        return _Loan(self)
 
     def call(self, method: str, *args: Any) -> Any:
         """Call thrift ``method`` with retries over transport failures and failover across URIs.
@@ -146,6 +171,18 @@ class HmsClientPool:
         When every attempt fails, the error says how each URI failed last since the call began (a hung
         one and a refused one read differently), not only what the last attempt met.
         """
+        return self.call_forms((CallForm(method, args),))
+
+    def call_forms(self, forms: Sequence[CallForm]) -> Any:
+        """Ask one question in the first of ``forms`` the metastore answers, read by that form.
+
+        Forms the URI is known to refuse are skipped; one it refuses now is remembered and the next is
+        asked on the same connection. :class:`UnsupportedCallError` when it refuses them all. Retries and
+        failover as :meth:`call`.
+        """
+        if not forms:
+            raise ValueError("call_forms needs at least one form")
+        method = forms[0].method
         attempts = self.config.retries + 1
         started = self._clock()
         last_error: BaseException | None = None
@@ -156,7 +193,7 @@ class HmsClientPool:
             try:
                 with self.borrow() as client:
                     try:
-                        return getattr(client, method)(*args)
+                        return self._ask(client, forms)
                     except (TTransportException, TProtocolException, OSError, EOFError) as error:
                         self._mark_dead(client.uri, _describe(error, self.config))
                         log.warning("metastore call %s to %s failed on transport (attempt %d of %d): %s",
@@ -169,6 +206,30 @@ class HmsClientPool:
         raise MetastoreUnavailableError(
             f"metastore call {method} failed after {attempts} attempt(s){self._failures_since(started, last_error)}"
         ) from last_error
+
+    def unsupported_methods(self, uri: MetastoreUri) -> frozenset[str]:
+        """The methods ``uri`` refused as unknown since it last failed."""
+        with self._lock:
+            return frozenset(self._unsupported.get(uri, ()))
+
+    def _ask(self, client: BorrowedClient, forms: Sequence[CallForm]) -> Any:
+        refused = self.unsupported_methods(client.uri)
+        said: str | None = None
+        for form in forms:
+            if form.method in refused:
+                continue
+            try:
+                answer = getattr(client, form.method)(*form.args)
+            except TApplicationException as error:
+                if not is_unknown_method(error):
+                    raise
+                said = error.message or str(error)
+                with self._lock:
+                    self._unsupported.setdefault(client.uri, set()).add(form.method)
+                log.info("metastore %s does not answer %s (%s); not asking it again", client.uri, form.method, said)
+                continue
+            return form.read(answer)
+        raise UnsupportedCallError(unsupported_message(client.uri, forms, said))
 
     def close(self) -> None:
         """Close idle connections and refuse further borrows; connections still out close on return."""
@@ -249,6 +310,7 @@ class HmsClientPool:
             now = self._clock()
             self._dead_until[uri] = now + self.config.uri_backoff
             self._last_failure[uri] = (now, reason)
+            self._unsupported.pop(uri, None)
             stale = [c for c in self._idle if c.uri == uri]
             self._idle = [c for c in self._idle if c.uri != uri]
         for connection in stale:

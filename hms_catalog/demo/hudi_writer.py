@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from hmsclient.genthrift.hive_metastore import ttypes
+
+from hms_catalog.client.hive_thrift import ttypes
 
 __all__ = ["HudiCommit", "write_cow_table", "hive_sync_table", "META_FIELDS"]
 

@@ -18,12 +18,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.events.apply import EventApplier, without_superseded
 from hms_catalog.events.messages import decode_event
-from hms_catalog.properties import EventsConfig
+from hms_catalog.properties import METASTORE_CATALOG_DEFAULT, EventsConfig
 
 __all__ = ["EventFollower", "FollowerStatus", "LOG_CHECK_SECONDS"]
 
@@ -70,6 +69,7 @@ class EventFollower:
         self.catalog = catalog
         self.config = config
         self._client = client
+        self._metastore_catalog = client.metastore_catalog
         self._applier = applier
         self._invalidate_all = invalidate_all
         self._clock = clock
@@ -136,7 +136,7 @@ class EventFollower:
     def _apply_batch(self, events: list[ttypes.NotificationEvent]) -> int:
         applied = ignored = 0
         try:
-            decoded = [decode_event(event) for event in events if _ours(event)]
+            decoded = [decode_event(event) for event in events if _ours(event, self._metastore_catalog)]
             kept, superseded = without_superseded(decoded)
             chosen = {id(event) for event in kept}
             for event in decoded:  # in order, so the change log reads as the metastore's history
@@ -183,7 +183,10 @@ class EventFollower:
                 _log.warning("catalog %s: reading metastore events failed: %s", self.catalog, error)
 
 
-def _ours(event: object) -> bool:
-    """Events of the metastore's default catalog (Hive 3+ can hold several; this client reads ``hive``)."""
+def _ours(event: object, metastore_catalog: str | None) -> bool:
+    """Events of the metastore catalog this catalog reads (Hive 3+ can hold several; unset, ``hive``).
+
+    Events without a catalog come from metastores older than Hive 3, which have only one.
+    """
     name = getattr(event, "catName", None)
-    return name in (None, "", "hive")
+    return name in (None, "", metastore_catalog or METASTORE_CATALOG_DEFAULT)

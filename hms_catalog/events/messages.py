@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.protocol import TJSONProtocol
 from thrift.TSerialization import deserialize
 
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import MetastoreError
 from hms_catalog.formats.partition_names import make_partition_name
 

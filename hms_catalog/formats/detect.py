@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypedDict
 
-from hmsclient.genthrift.hive_metastore import ttypes
+from hms_catalog.client.hive_thrift import ttypes
 
 __all__ = ["TableFormat", "TableKind", "TextFormat", "Detection", "detect", "HUDI_INPUT_FORMATS"]
 

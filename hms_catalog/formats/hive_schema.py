@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import SchemaError
 from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema

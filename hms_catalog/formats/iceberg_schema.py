@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import SchemaError
 from hms_catalog.formats._paths import normalize_location
 from hms_catalog.formats.detect import Detection

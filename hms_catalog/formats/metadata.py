@@ -10,9 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
 from hms_catalog._lazy import Lazy
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats.detect import Detection, TableFormat, detect
 from hms_catalog.formats.hive_schema import hive_schema
 from hms_catalog.formats.hudi_schema import hudi_schema

@@ -13,9 +13,8 @@ from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 from hms_catalog.model.table import ExternalTable
 
 if TYPE_CHECKING:
-    from hmsclient.genthrift.hive_metastore import ttypes
-
     from hms_catalog.cache import CatalogCaches
+    from hms_catalog.client.hive_thrift import ttypes
     from hms_catalog.client.metastore import MetastoreClient
 
 __all__ = ["ExternalDatabase", "TABLE_BATCH_SIZE"]

@@ -10,9 +10,8 @@ from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 
 if TYPE_CHECKING:
-    from hmsclient.genthrift.hive_metastore import ttypes
-
     from hms_catalog.cache import CatalogCaches
+    from hms_catalog.client.hive_thrift import ttypes
     from hms_catalog.client.metastore import MetastoreClient
     from hms_catalog.formats import Detection, TableSchema
 

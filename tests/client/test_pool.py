@@ -7,11 +7,11 @@ import threading
 import time
 
 import pytest
-from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.transport.TTransport import TTransportException
 
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client._transport import open_connection
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import MetastoreUnavailableError, PoolClosedError, PoolExhaustedError
 from hms_catalog.properties import ClientConfig, MetastoreUri, parse_uris
 

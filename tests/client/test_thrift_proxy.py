@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 from thrift.TSerialization import serialize
 
 from hms_catalog.client._transport import Connection, open_connection
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import parse_uris
 from tests.support import hms

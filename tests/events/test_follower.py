@@ -6,9 +6,10 @@ import json
 import threading
 import time
 
-from hmsclient.genthrift.hive_metastore import ttypes
+import pytest
 
 from hms_catalog.cache.catalog_caches import CatalogCaches
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.events import EventApplier, EventFollower
 from hms_catalog.events import follower as follower_module
 from hms_catalog.properties import CacheConfig, EventsConfig
@@ -17,9 +18,11 @@ from hms_catalog.properties import CacheConfig, EventsConfig
 class LogClient:
     """A notification log in memory, answering as the metastore does."""
 
-    def __init__(self, events: list[ttypes.NotificationEvent] | None = None, current: int = 0) -> None:
+    def __init__(self, events: list[ttypes.NotificationEvent] | None = None, current: int = 0,
+                 metastore_catalog: str | None = None) -> None:
         self.events = events or []
         self.current = current
+        self.metastore_catalog = metastore_catalog
         self.calls: list[tuple[str, int]] = []
 
     def get_current_notification_event_id(self) -> int:
@@ -31,11 +34,11 @@ class LogClient:
         return [e for e in self.events if e.eventId > last_event][:max_events]
 
     def add(self, kind: str, table: str | None = "t", message: dict[str, object] | None = None,
-            event_id: int | None = None) -> None:
+            event_id: int | None = None, catalog: str | None = None) -> None:
         event_id = event_id or (self.events[-1].eventId + 1 if self.events else self.current + 1)
         self.events.append(ttypes.NotificationEvent(
             eventId=event_id, eventTime=0, eventType=kind, dbName="db", tableName=table,
-            message=json.dumps(message or {}), messageFormat="json-0.2"))
+            message=json.dumps(message or {}), messageFormat="json-0.2", catName=catalog))
         self.current = event_id
 
 
@@ -61,6 +64,22 @@ def test_it_starts_from_the_current_event_and_reads_in_batches() -> None:
     assert [c for c in client.calls if c[0] == "next"] == [("next", 10), ("next", 12), ("next", 14)]
     assert follower.last_event_id == 15 and reasons == []
     assert len(caches.versions.changes().changes) == 5
+
+
+@pytest.mark.parametrize(("metastore_catalog", "applied"), [
+    (None, ["t_old", "t_hive"]),  # unset: the metastore's default catalog, hive
+    ("spark", ["t_old", "t_spark"]),
+])
+def test_only_events_of_the_metastore_catalog_read_are_applied(metastore_catalog: str | None, applied: list[str]) -> None:
+    client = LogClient(current=0, metastore_catalog=metastore_catalog)
+    follower, caches, reasons = _follower(client)
+    follower.begin()
+    client.add("DROP_TABLE", table="t_old")  # from a metastore older than Hive 3: no catalog at all
+    client.add("DROP_TABLE", table="t_hive", catalog="hive")
+    client.add("DROP_TABLE", table="t_spark", catalog="spark")
+    follower.poll()
+    assert [change.object.table for change in caches.versions.changes().changes] == applied
+    assert follower.last_event_id == 3 and reasons == []
 
 
 def test_a_gap_in_the_log_invalidates_the_whole_catalog() -> None:

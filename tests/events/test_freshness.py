@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hmsclient.genthrift.hive_metastore import ttypes
 
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import NotFoundError
 from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore

@@ -7,10 +7,10 @@ import base64
 import gzip
 import json
 
-from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.protocol import TJSONProtocol
 from thrift.TSerialization import deserialize, serialize
 
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.events import decode_event
 from hms_catalog.formats.partition_names import make_partition_name
 from tests.support.hms import table_struct

@@ -57,7 +57,7 @@ def test_a_cold_describe_costs_one_call_and_a_warm_one_none(session: Session, sa
     session.run_one(f"DESC hive.{sales}.orders")
     middle = catalog.metrics()
     session.run_one(f"DESC hive.{sales}.ORDERS")
-    assert middle.calls_since(before) == {"get_table": 1}
+    assert middle.calls_since(before) == {"get_table_req": 1}
     assert catalog.metrics().calls_since(middle) == {}
     for extra in range(3):
         admin.drop_database(f"{sales}_x{extra}")

@@ -93,7 +93,7 @@ def test_a_hung_metastore_is_a_clear_error_within_its_timeouts(
     elapsed = time.monotonic() - started
     session.manager.close()
     message = str(raised.value)
-    assert message.startswith(f"metastore call get_table failed after 3 attempt(s): {uri}: ")
+    assert message.startswith(f"metastore call get_table_req failed after 3 attempt(s): {uri}: ")
     assert raised.match(expected)
     assert elapsed < 3 * 1 + (0.2 + 0.4) + SLACK  # three attempts of one timeout, two backoffs at most
     print(f"\nhung metastore ({server}, {timeout_key}=1, 2 retries): error after {elapsed:.2f} s: {message}")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hmsclient.genthrift.hive_metastore import ttypes
 
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats import TableFormat, TableKind, detect
 from tests.support import hms
 

@@ -61,7 +61,7 @@ def test_hudi_schema_comes_from_the_latest_commit(trips: str, session: Session) 
     catalog = session.manager.catalog("hive")
     before = catalog.metrics()
     rows = session.run_one(f"DESCRIBE hive.{trips}.trips").rows
-    assert catalog.metrics().calls_since(before) == {"get_table": 1}
+    assert catalog.metrics().calls_since(before) == {"get_table_req": 1}
     assert [r[0] for r in rows] == [*META_FIELDS, "id", "rider", "fare", "at", "tip", "city"]
     types = {r[0]: r[1] for r in rows}
     assert (types["fare"], types["at"], types["tip"], types["city"]) == ("decimal(10,2)", "timestamp", "double", "string")

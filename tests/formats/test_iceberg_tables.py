@@ -48,7 +48,7 @@ def test_iceberg_is_detected_and_described_from_its_metadata(events: Any, sessio
     catalog = session.manager.catalog("hive")
     before = catalog.metrics()
     rows = session.run_one(f"DESCRIBE hive.{unique_name}.events").rows
-    assert catalog.metrics().calls_since(before) == {"get_table": 1}
+    assert catalog.metrics().calls_since(before) == {"get_table_req": 1}
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("id", "bigint", False),
         ("name", "string", True),

@@ -98,7 +98,7 @@ def test_a_cold_describe_of_each_format_is_one_get_table(spark_db: str, session:
     for table in TABLES:
         before = catalog.metrics()
         session.run_one(f"DESCRIBE hive.{spark_db}.{table}")
-        assert catalog.metrics().calls_since(before) == {"get_table": 1}, table
+        assert catalog.metrics().calls_since(before) == {"get_table_req": 1}, table
         again = catalog.metrics()
         session.run_one(f"DESCRIBE hive.{spark_db}.{table}")
         assert catalog.metrics().calls_since(again) == {}

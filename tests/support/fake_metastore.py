@@ -11,8 +11,7 @@ import threading
 import time
 from collections import Counter
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
+from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.metrics import MetricsSnapshot
 from hms_catalog.errors import NotFoundError
 
@@ -59,14 +58,14 @@ class FakeMetastore:
         return sorted(t for d, t in self.tables if d == database.lower())
 
     def get_table(self, database: str, table: str) -> ttypes.Table:
-        self._count("get_table")
+        self._count("get_table_req")
         try:
             return self.tables[(database.lower(), table.lower())]
         except KeyError:
             raise NotFoundError("table", f"{database}.{table}") from None
 
     def get_table_objects_by_name(self, database: str, tables: list[str]) -> list[ttypes.Table]:
-        self._count("get_table_objects_by_name")
+        self._count("get_table_objects_by_name_req")
         return [self.tables[(database.lower(), t.lower())] for t in tables if (database.lower(), t.lower()) in self.tables]
 
     def _count(self, method: str) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hmsclient.genthrift.hive_metastore import ttypes
-
 from hms_catalog.client import HmsClientPool
+from hms_catalog.client.hive_thrift import ttypes
 
 __all__ = ["Admin", "PARQUET", "TEXT", "storage", "table_struct"]
 

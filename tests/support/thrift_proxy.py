@@ -26,18 +26,17 @@ __all__ = ["HIVE4_REMOVED", "HIVE21_MISSING", "Message", "RefusingProxy", "read_
 # Hive 4.0.1 dropped these two in favour of get_table_req and get_table_objects_by_name_req (HIVE-26537).
 HIVE4_REMOVED = frozenset({"get_table", "get_table_objects_by_name"})
 
-# The ``_req`` methods a Hive 2.1 metastore does not have. Only names present in the bindings we have
-# (hmsclient's for Hive 2.3, pyiceberg's newer ones) are listed; get_partitions_by_filter_req, for one,
-# is in neither, so no client here can call it. The four ``_req`` methods of the 2.3 bindings left out
-# (add_partitions_req, drop_partitions_req, get_table_statistics_req, get_partitions_statistics_req) date
-# from Hive 0.13 and a 2.1 server answers them.
+# The ``_req`` methods a Hive 2.1 metastore does not have: those of the client's bindings (generated
+# from Hive 4's thrift) and get_partitions_by_filter_req, which the client adds. The four ``_req``
+# methods of Hive 2.3's thrift left out (add_partitions_req, drop_partitions_req,
+# get_table_statistics_req, get_partitions_statistics_req) date from Hive 0.13; a 2.1 server answers them.
 HIVE21_MISSING = frozenset(
     {
         # Added in Hive 2.3 by HIVE-15062: the pair a 2.3 client uses that breaks against older servers.
         "get_table_req",
         "get_table_objects_by_name_req",
-        # Only in pyiceberg's newer (Hive 3/4) bindings. The 2.3 upstream refuses them itself, with the same
-        # reply; listing them makes the proxy count them and not depend on that.
+        # Added in Hive 3 or 4. The 2.3 upstream refuses them itself, with the same reply; listing them
+        # makes the proxy count them and not depend on that.
         "alter_partitions_req",
         "alter_table_req",
         "create_table_req",
@@ -49,6 +48,7 @@ HIVE21_MISSING = frozenset(
         "get_partition_names_ps_req",
         "get_partition_names_req",
         "get_partition_req",
+        "get_partitions_by_filter_req",
         "get_partitions_by_names_req",
         "get_partitions_ps_with_auth_req",
         "get_partitions_req",
