@@ -5,7 +5,6 @@ calls). Everything a user does works through both, with the same number of calls
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from hms_catalog.properties import parse_uris
 from planner.spark import attach_catalogs
 from tests.spark.test_datasource import rows_of
 from tests.support.hms import Admin
-from tests.support.sessions import open_catalog
+from tests.support.sessions import EVENTS, caught_up, open_catalog
 from tests.support.thrift_proxy import HIVE4_REMOVED, HIVE21_MISSING, RefusingProxy
 
 pytestmark = pytest.mark.metastore
@@ -29,8 +28,6 @@ REFUSED = {"hive4": HIVE4_REMOVED, "hive21": HIVE21_MISSING}
 TABLE_CALL = {"hive4": "get_table_req", "hive21": "get_table"}
 BATCH_CALL = {"hive4": "get_table_objects_by_name_req", "hive21": "get_table_objects_by_name"}
 MANY = TABLE_BATCH_SIZE + 20  # two batches
-INTERVAL_MS = 200
-EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": str(INTERVAL_MS)}
 
 
 @pytest.fixture(scope="module")
@@ -145,13 +142,9 @@ def test_events_are_followed(kind: str, following: Session, admin: Admin, spark:
     spark.sql(f"CREATE TABLE {name} (id INT) STORED AS PARQUET")
     assert [row[0] for row in following.run_one(f"DESCRIBE hive.{name}").rows] == ["id"]
     spark.sql(f"ALTER TABLE {name} ADD COLUMNS (note STRING)")
-    newest = admin.pool.call("get_current_notificationEventId").eventId
+    caught_up(following, admin)
     follower = following.manager.catalog("hive").follower
     assert follower is not None
-    deadline = time.monotonic() + 30
-    while (follower.last_event_id or 0) < newest:
-        assert time.monotonic() < deadline, f"the follower is at {follower.last_event_id}, the metastore at {newest}"
-        time.sleep(INTERVAL_MS / 4000)
     assert [row[0] for row in following.run_one(f"DESCRIBE hive.{name}").rows] == ["id", "note"]
     assert follower.status().failures == 0 and follower.status().full_invalidations == 0
     _no_failure(following)

@@ -19,10 +19,7 @@ from hms_catalog.errors import NotFoundError
 from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
 from tests.support.hms import Admin
-from tests.support.sessions import open_catalog
-
-INTERVAL_MS = 200
-EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": str(INTERVAL_MS)}
+from tests.support.sessions import EVENTS, caught_up, open_catalog
 
 
 @pytest.fixture
@@ -30,18 +27,6 @@ def following(home: Path, metastore_uri: str) -> Iterator[Session]:
     session = open_catalog(home, metastore_uri, **EVENTS)
     yield session
     session.manager.close()
-
-
-def caught_up(session: Session, admin: Admin) -> None:
-    """Wait until the catalog's follower has read every event the metastore has now (the follower's own
-    thread, at its own interval: nothing here polls for it)."""
-    newest = admin.pool.call("get_current_notificationEventId").eventId
-    follower = session.manager.catalog("hive").follower
-    assert follower is not None
-    deadline = time.monotonic() + 30
-    while (follower.last_event_id or 0) < newest:
-        assert time.monotonic() < deadline, f"the follower is at {follower.last_event_id}, the metastore at {newest}"
-        time.sleep(INTERVAL_MS / 4000)
 
 
 def tables(session: Session, database: str) -> list[str]:

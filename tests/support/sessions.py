@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from hms_catalog import open_session
 from hms_catalog.execution import Session
 
-__all__ = ["open_catalog", "read_hms"]
+__all__ = ["EVENTS", "caught_up", "open_catalog", "read_hms"]
+
+EVENTS_INTERVAL_MS = 200
+# Catalog properties of a catalog that follows the metastore's events, quickly.
+EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": str(EVENTS_INTERVAL_MS)}
 
 
 def open_catalog(home: Path, uri: str, **properties: str) -> Session:
@@ -25,3 +30,15 @@ def read_hms(spark: Any, home: Path, table: str, **options: str) -> Any:
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader.load(table)
+
+
+def caught_up(session: Session, admin: Any) -> None:
+    """Wait until the catalog ``hive`` of ``session`` has read every event the metastore has now (its
+    follower's own thread, at its own interval: nothing here polls for it). ``admin``: a tests.support.hms.Admin."""
+    newest = admin.pool.call("get_current_notificationEventId").eventId
+    follower = session.manager.catalog("hive").follower
+    assert follower is not None
+    deadline = time.monotonic() + 30
+    while (follower.last_event_id or 0) < newest:
+        assert time.monotonic() < deadline, f"the follower is at {follower.last_event_id}, the metastore at {newest}"
+        time.sleep(EVENTS_INTERVAL_MS / 4000)
