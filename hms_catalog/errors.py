@@ -12,6 +12,7 @@ __all__ = [
     "ConfigurationError",
     "NotFoundError",
     "AlreadyExistsError",
+    "VersionMismatchError",
     "UnsupportedTableError",
     "MetastoreError",
     "MetastoreUnavailableError",
@@ -23,6 +24,7 @@ __all__ = [
     "EmbeddedMetastoreError",
     "SchemaError",
     "UnsupportedTypeError",
+    "ServiceError",
 ]
 
 
@@ -55,6 +57,10 @@ class AlreadyExistsError(HmsCatalogError):
         self.kind = kind
         self.name = name
         super().__init__(f"{kind} '{name}' already exists")
+
+
+class VersionMismatchError(HmsCatalogError):
+    """A change was made conditional on an object's version (If-Match), and the object has changed since."""
 
 
 class UnsupportedTableError(HmsCatalogError):
@@ -132,3 +138,7 @@ class SchemaError(HmsCatalogError):
 
 class UnsupportedTypeError(SchemaError):
     """A type exists in the source schema but has no counterpart where it must be rendered (Spark, Arrow)."""
+
+
+class ServiceError(HmsCatalogError):
+    """The catalog service could not be reached, or answered with something that is not its API."""

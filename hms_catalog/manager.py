@@ -66,6 +66,11 @@ class CatalogManager:
             live.close()
         return fresh
 
+    def live_catalogs(self) -> list[ExternalCatalog]:
+        """The catalogs built so far in this process (for figures such as a service's metrics)."""
+        with self._lock:
+            return list(self._live.values())
+
     def refresh(self, name: str, database: str | None = None, table: str | None = None) -> ExternalCatalog:
         """REFRESH a catalog, one of its databases or one table, here and in every process on this home."""
         catalog = self.catalog(name)
@@ -97,8 +102,13 @@ class CatalogManager:
             CatalogDefinition(name=name.lower(), properties=properties, comment=comment), if_not_exists=if_not_exists
         )
 
-    def alter_properties(self, name: str, changes: Mapping[str, str]) -> CatalogDefinition:
-        """Merge ``changes`` into the catalog's properties, validating the result before storing it."""
+    def alter_properties(
+        self, name: str, changes: Mapping[str, str], *, expected_version: int | None = None
+    ) -> CatalogDefinition:
+        """Merge ``changes`` into the catalog's properties, validating the result before storing it.
+
+        ``expected_version``: store only if the catalog is still at that version (else VersionMismatchError).
+        """
 
         def merge(current: CatalogDefinition) -> CatalogDefinition:
             merged = {**current.properties, **changes}
@@ -108,17 +118,17 @@ class CatalogManager:
                 version=current.version, created_at=current.created_at,
             )
 
-        stored = self.store.update(name, merge)
+        stored = self.store.update(name, merge, expected_version=expected_version)
         self._forget(stored.name)
         return stored
 
-    def rename(self, name: str, new_name: str) -> CatalogDefinition:
-        stored = self.store.rename(name, new_name)
+    def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition:
+        stored = self.store.rename(name, new_name, expected_version=expected_version)
         self._forget(name.lower())
         return stored
 
-    def drop(self, name: str, *, if_exists: bool = False) -> CatalogDefinition | None:
-        dropped = self.store.drop(name, if_exists=if_exists)
+    def drop(self, name: str, *, if_exists: bool = False, expected_version: int | None = None) -> CatalogDefinition | None:
+        dropped = self.store.drop(name, if_exists=if_exists, expected_version=expected_version)
         self._forget(name.lower())
         return dropped
 

@@ -23,7 +23,13 @@ from types import MappingProxyType
 from typing import Any
 
 from hms_catalog._private import private_directory, private_file
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError, NotFoundError
+from hms_catalog.errors import (
+    AlreadyExistsError,
+    ConfigurationError,
+    HmsCatalogError,
+    NotFoundError,
+    VersionMismatchError,
+)
 
 __all__ = ["CatalogDefinition", "CatalogStore", "default_home", "HOME_ENV"]
 
@@ -92,6 +98,7 @@ class CatalogStore:
     def __init__(self, home: str | os.PathLike[str]) -> None:
         self.home = Path(home).expanduser()
         self.path = self.home / _DOCUMENT
+        self._parsed: tuple[tuple[int, int, int], dict[str, CatalogDefinition]] | None = None
 
     def list(self) -> list[CatalogDefinition]:
         """All definitions, sorted by name."""
@@ -118,13 +125,16 @@ class CatalogStore:
             catalogs[name] = stored
             return stored
 
-    def update(self, name: str, change: Callable[[CatalogDefinition], CatalogDefinition]) -> CatalogDefinition:
-        """Apply ``change`` to the stored definition and bump its version, all under the lock."""
+    def update(
+        self, name: str, change: Callable[[CatalogDefinition], CatalogDefinition], *, expected_version: int | None = None
+    ) -> CatalogDefinition:
+        """Apply ``change`` to the stored definition and bump its version, all under the lock.
+
+        ``expected_version``: compare-and-set; VersionMismatchError unless the stored version is that one.
+        """
         key = name.lower()
         with self._transaction() as catalogs:
-            current = catalogs.get(key)
-            if current is None:
-                raise NotFoundError("catalog", key)
+            current = _expect(catalogs.get(key), key, expected_version)
             changed = change(current)
             stored = replace(
                 changed, name=key, id=current.id, version=current.version + 1,
@@ -133,12 +143,10 @@ class CatalogStore:
             catalogs[key] = stored
             return stored
 
-    def rename(self, name: str, new_name: str) -> CatalogDefinition:
+    def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition:
         old, new = name.lower(), new_name.lower()
         with self._transaction() as catalogs:
-            current = catalogs.get(old)
-            if current is None:
-                raise NotFoundError("catalog", old)
+            current = _expect(catalogs.get(old), old, expected_version)
             if new in catalogs:
                 raise AlreadyExistsError("catalog", new)
             stored = replace(current, name=new, version=current.version + 1, updated_at=time.time())
@@ -146,9 +154,11 @@ class CatalogStore:
             catalogs[new] = stored
             return stored
 
-    def drop(self, name: str, *, if_exists: bool = False) -> CatalogDefinition | None:
+    def drop(self, name: str, *, if_exists: bool = False, expected_version: int | None = None) -> CatalogDefinition | None:
         key = name.lower()
         with self._transaction() as catalogs:
+            if expected_version is not None:
+                _expect(catalogs.get(key), key, expected_version)
             current = catalogs.pop(key, None)
             if current is None and not if_exists:
                 raise NotFoundError("catalog", key)
@@ -169,6 +179,22 @@ class CatalogStore:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _read(self) -> dict[str, CatalogDefinition]:
+        """The stored catalogs (a fresh dict: callers may change it).
+
+        Every lookup reads the store, since another process may have changed it; the parsed document is
+        kept while the file's identity, size and modification time stay the same (a write replaces the
+        file), so a lookup that finds nothing new costs one ``stat``.
+        """
+        try:
+            status = os.stat(self.path)
+        except FileNotFoundError:
+            return {}
+        except OSError as error:
+            raise HmsCatalogError(f"cannot read the catalog store {self.path}: {error}") from error
+        key = (status.st_ino, status.st_size, status.st_mtime_ns)
+        cached = self._parsed
+        if cached is not None and cached[0] == key:
+            return dict(cached[1])
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -177,9 +203,11 @@ class CatalogStore:
             raise HmsCatalogError(f"cannot read the catalog store {self.path}: {error}") from error
         try:
             document = json.loads(text)
-            return {entry["name"]: CatalogDefinition.from_json(entry) for entry in document["catalogs"]}
+            catalogs = {entry["name"]: CatalogDefinition.from_json(entry) for entry in document["catalogs"]}
         except (ValueError, KeyError, TypeError) as error:
             raise ConfigurationError(f"the catalog store {self.path} is not valid: {error}") from error
+        self._parsed = (key, catalogs)
+        return dict(catalogs)
 
     def _write(self, catalogs: Mapping[str, CatalogDefinition]) -> None:
         document = {
@@ -205,6 +233,17 @@ class CatalogStore:
         for leftover in self.home.glob(f"{_TEMPORARY_PREFIX}*{_TEMPORARY_SUFFIX}"):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
+
+
+def _expect(current: CatalogDefinition | None, name: str, expected_version: int | None) -> CatalogDefinition:
+    """``current``, checked to exist and (when asked) to be at ``expected_version``."""
+    if current is None:
+        raise NotFoundError("catalog", name)
+    if expected_version is not None and current.version != expected_version:
+        raise VersionMismatchError(
+            f"catalog '{name}' is at version {current.version}, not {expected_version}: it changed since it was read"
+        )
+    return current
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, VersionMismatchError
 from hms_catalog.store import CatalogDefinition, CatalogStore
 
 PROPS = {"type": "hms", "hive.metastore.uris": "thrift://h:9083"}
@@ -148,3 +148,23 @@ def test_the_rename_is_made_durable_by_syncing_the_directory(home: Path, monkeyp
     monkeypatch.setattr(os, "fsync", recording_fsync)
     CatalogStore(home).create(CatalogDefinition(name="c", properties=PROPS))
     assert synced == [False, True]  # the document, then the directory after the rename
+
+
+def test_a_conditional_change_is_stored_only_at_the_expected_version(home: Path) -> None:
+    store = CatalogStore(home)
+    created = store.create(CatalogDefinition(name="hive", properties=PROPS))
+    assert created is not None and created.version == 1
+    changed = store.update("hive", lambda d: d, expected_version=1)
+    assert changed.version == 2
+    with pytest.raises(VersionMismatchError, match=r"catalog 'hive' is at version 2, not 1: it changed since it was read"):
+        store.update("hive", lambda d: d, expected_version=1)
+    with pytest.raises(VersionMismatchError):
+        store.rename("hive", "prod", expected_version=1)
+    with pytest.raises(VersionMismatchError):
+        store.drop("hive", expected_version=1)
+    assert [(d.name, d.version) for d in store.list()] == [("hive", 2)]  # none of the refused changes was stored
+    renamed = store.rename("hive", "prod", expected_version=2)
+    assert (renamed.name, renamed.version) == ("prod", 3)
+    assert store.drop("prod", expected_version=3) is not None and store.list() == []
+    with pytest.raises(NotFoundError):
+        store.update("prod", lambda d: d, expected_version=3)

@@ -126,6 +126,7 @@ class CatalogVersions:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = capacity
         self._lock = threading.Lock()
+        self._logged = threading.Condition(self._lock)  # notified on every logged change
         self._current = 0
         self._log: deque[Change] = deque(maxlen=capacity)
         self._forgotten = 0  # the newest version dropped from the change log
@@ -202,6 +203,15 @@ class CatalogVersions:
             oldest = self._log[0].version if self._log else 0
             return ChangeLog(found, oldest, self._current, truncated=since < self._forgotten)
 
+    def wait_for_change(self, since: int, timeout: float) -> ChangeLog:
+        """:meth:`changes` after ``since``, as soon as there is one, or after ``timeout`` seconds with none.
+
+        A long poll: how a client keeps its own cache coherent without asking again and again.
+        """
+        with self._logged:
+            self._logged.wait_for(lambda: bool(self._log) and self._log[-1].version > since, timeout=max(0.0, timeout))
+        return self.changes(since)
+
     def removed_at(self, obj: CatalogObject) -> int | None:
         """The version of the newest drop or invalidation of ``obj`` itself, if the delete log has it."""
         with self._lock:
@@ -213,6 +223,7 @@ class CatalogVersions:
         if len(self._log) == self._log.maxlen:
             self._forgotten = self._log[0].version
         self._log.append(Change(version, kind, obj, source))
+        self._logged.notify_all()
         if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
             self._cut(obj, version)
         if source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:

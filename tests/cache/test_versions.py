@@ -164,3 +164,17 @@ def test_long_name_lists_are_remembered_by_a_hash_and_logged_as_one_change(monke
     assert versions.changes().changes == ()
     versions.loaded(partitions, (), names[:2])  # short enough again: compared by hash with the long one
     assert [(c.kind, str(c.object)) for c in versions.changes().changes] == [(ChangeKind.CHANGED, "partitions db.t")]
+
+
+def test_a_long_poll_wakes_at_the_first_change_after_its_version() -> None:
+    versions = CatalogVersions()
+    before = versions.record(ChangeKind.ADDED, TABLE, ChangeSource.EVENT)
+    assert versions.wait_for_change(before, timeout=0.0).changes == ()  # nothing after it: answers at the timeout
+    assert [c.version for c in versions.wait_for_change(0, timeout=30.0).changes] == [before]  # one exists: at once
+    versions.loaded(TABLE)  # a load moves the counter but logs nothing: no wake-up for it
+    answered: list[int] = []
+    waiter = threading.Thread(target=lambda: answered.extend(c.version for c in versions.wait_for_change(before, 30.0).changes))
+    waiter.start()
+    changed = versions.record(ChangeKind.DROPPED, OTHER, ChangeSource.REFRESH)
+    waiter.join(timeout=10)
+    assert not waiter.is_alive() and answered == [changed]
