@@ -13,6 +13,8 @@ Typical use::
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import overload
 
 from hms_catalog.errors import (
     AlreadyExistsError,
@@ -25,14 +27,17 @@ from hms_catalog.errors import (
     PlanningError,
     PoolClosedError,
     PoolExhaustedError,
+    ServiceError,
     SqlSyntaxError,
     UnsupportedTableError,
+    VersionMismatchError,
 )
 from hms_catalog.execution import Result, Session
 from hms_catalog.manager import CatalogManager
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
 from hms_catalog.registry import live_managers, shared_manager
+from hms_catalog.remote import CatalogServiceClient, RemoteSession, resolve_token
 from hms_catalog.store import CatalogStore, default_home
 
 __all__ = [
@@ -52,10 +57,13 @@ __all__ = [
     "PlanningError",
     "PoolClosedError",
     "PoolExhaustedError",
+    "RemoteSession",
     "Result",
     "Session",
+    "ServiceError",
     "SqlSyntaxError",
     "UnsupportedTableError",
+    "VersionMismatchError",
     "default_home",
     "live_managers",
     "open_session",
@@ -65,10 +73,27 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def open_session(home: str | os.PathLike[str] | None = None) -> Session:
+@overload
+def open_session(home: str | os.PathLike[str] | None = None) -> Session: ...
+
+
+@overload
+def open_session(home: str | os.PathLike[str] | None = None, *, server: str, token: str | None = None) -> RemoteSession: ...
+
+
+def open_session(
+    home: str | os.PathLike[str] | None = None, *, server: str | None = None, token: str | None = None
+) -> Session | RemoteSession:
     """A session over the catalogs stored under ``home`` (default as the CLI's ``--home``).
 
     Sessions of one process over one home share its live catalogs (see :mod:`hms_catalog.registry`),
     so a REFRESH in one is seen by every other session, ``attach_catalogs`` and the ``hms`` data source.
+
+    With ``server`` (a catalog service's ``http[s]://host:port``), statements run there, on the catalogs
+    every client of that service shares; ``token`` defaults to ``$HMS_CATALOG_TOKEN``, then the home's
+    ``server.token``. Both kinds of session have ``run_one``, ``run`` and ``execute``.
     """
+    if server is not None:
+        home_path = Path(home).expanduser() if home is not None else default_home()
+        return RemoteSession(CatalogServiceClient(server, resolve_token(token, home_path)))
     return Session(shared_manager(home))

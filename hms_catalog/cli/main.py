@@ -1,12 +1,18 @@
-"""The ``hms-catalog`` command: run catalog statements (-e, -f, piped stdin or a prompt) or manage the
-embedded metastore (``hms-catalog metastore ...``)."""
+"""The ``hms-catalog`` command: run catalog statements (-e, -f, piped stdin or a prompt), here or on a
+catalog service (``--server``), manage the embedded metastore (``hms-catalog metastore ...``), or run a
+command another package adds through the ``hms_catalog.commands`` entry point (``hms-catalog serve``)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Protocol
 
 from hms_catalog._logging import configure_logging
 from hms_catalog.cli.metastore_command import add_metastore_parser, run_metastore_command
@@ -14,11 +20,39 @@ from hms_catalog.cli.progress import TerminalProgress
 from hms_catalog.cli.render import FORMATS, renderer_for
 from hms_catalog.cli.repl import interactive_session, stream_session
 from hms_catalog.cli.runner import StatementRunner
+from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
 from hms_catalog.registry import shared_manager
+from hms_catalog.remote import SERVER_ENV, TOKEN_ENV, TOKEN_FILE, CatalogServiceClient, RemoteSession, resolve_token
 from hms_catalog.store import HOME_ENV, default_home
 
-__all__ = ["main", "build_parser"]
+__all__ = ["COMMANDS_GROUP", "Command", "main", "build_parser"]
+
+COMMANDS_GROUP = "hms_catalog.commands"
+log = logging.getLogger(__name__)
+
+
+class Command(Protocol):
+    """A subcommand another package adds (the catalog service's ``serve``)."""
+
+    name: str
+
+    def add_parser(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
+
+    def run(self, args: argparse.Namespace, home: Path) -> int: ...
+
+
+@functools.cache
+def _commands() -> Mapping[str, Command]:
+    found: dict[str, Command] = {}
+    for point in entry_points(group=COMMANDS_GROUP):
+        try:
+            command = point.load()
+        except ImportError as error:
+            log.warning("command %s (%s) could not be loaded: %s", point.name, point.value, error)
+            continue
+        found[command.name] = command
+    return found
 
 _DESCRIPTION = """\
 An external catalog over Hive Metastores.
@@ -50,9 +84,13 @@ examples:
   hms-catalog -e "SHOW DATABASES FROM hive; DESCRIBE hive.default.t"
   hms-catalog --format json -f statements.sql
   echo "SHOW CATALOGS;" | hms-catalog
+  hms-catalog serve &                # the catalog service, then every client shares one warm catalog:
+  hms-catalog --server http://127.0.0.1:8181 -e "SHOW CACHE FROM hive"
 
 environment:
   {HOME_ENV}   default for --home (else ~/.hms-catalog)
+  {SERVER_ENV} default for --server
+  {TOKEN_ENV}  default for --token (else HOME/{TOKEN_FILE})
 
 exit status: 0 when every statement succeeded, 1 when one failed (with -e/-f the run stops there;
 statements before it stay applied), 2 for bad command-line arguments.
@@ -71,8 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     parser.add_argument("--master", metavar="URL", help="Spark master for SELECT (default local[*])")
     parser.add_argument("--remote", metavar="URL", help="a Spark Connect server for SELECT (sc://host:15002)")
-    subparsers = parser.add_subparsers(dest="command", metavar="{metastore}")
+    parser.add_argument("--server", metavar="URL",
+                        help=f"run statements on the catalog service at URL (http[s]://host:port; default ${SERVER_ENV})")
+    parser.add_argument("--token", metavar="TOKEN",
+                        help=f"the service's bearer token (default ${TOKEN_ENV}, else HOME/{TOKEN_FILE})")
+    parser.add_argument("--cafile", metavar="FILE", help="CA bundle to verify an https service with (its certificate, if self-signed)")
+    commands = _commands()
+    subparsers = parser.add_subparsers(dest="command", metavar="{" + ",".join(["metastore", *sorted(commands)]) + "}")
     add_metastore_parser(subparsers)
+    for command in commands.values():
+        command.add_parser(subparsers)
     return parser
 
 
@@ -82,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = (args.home or default_home()).expanduser()
     if args.command == "metastore":
         return run_metastore_command(args, home)
+    if args.command in _commands():
+        return _commands()[args.command].run(args, home)
+    server = args.server or os.environ.get(SERVER_ENV)
+    if server:
+        return _run_remote(args, home, server)
     manager = shared_manager(home)
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
     session = Session(manager, progress=progress)
@@ -96,6 +147,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             session.close()  # stops a SparkSession that SELECT started
         finally:
             manager.close()
+
+
+def _run_remote(args: argparse.Namespace, home: Path, server: str) -> int:
+    """Statements run on the catalog service; rendering, errors and exit codes as a local run's."""
+    if args.master or args.remote:
+        print("error: --master and --remote choose the engine of a local run; with --server, SELECT runs on the "
+              "service's", file=sys.stderr)
+        return 2
+    try:
+        client = CatalogServiceClient(server, resolve_token(args.token, home), cafile=args.cafile)
+    except HmsCatalogError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    session = RemoteSession(client)
+    runner = StatementRunner(session, renderer_for(args.format), debug=args.debug)
+    try:
+        return _run_statements(args, runner, home)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        session.close()
 
 
 def _run_statements(args: argparse.Namespace, runner: StatementRunner, home: Path) -> int:

@@ -15,6 +15,7 @@ from hms_catalog.cli.render import Renderer
 from hms_catalog.errors import HmsCatalogError, SqlSyntaxError
 from hms_catalog.execution.session import Session
 from hms_catalog.masking import mask_excerpt, mask_text
+from hms_catalog.remote import RemoteSession
 from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
 
 __all__ = ["StatementRunner"]
@@ -26,7 +27,7 @@ class StatementRunner:
     """Runs sources through a session, rendering results to ``out`` and errors to ``err``."""
 
     def __init__(
-        self, session: Session, renderer: Renderer, *, out: TextIO | None = None, err: TextIO | None = None,
+        self, session: Session | RemoteSession, renderer: Renderer, *, out: TextIO | None = None, err: TextIO | None = None,
         debug: bool = False,
     ) -> None:
         self.session = session

@@ -1,0 +1,74 @@
+"""A session whose statements run on a catalog service, with the same interface as a local one.
+
+Statements are parsed here first, so a syntax error reads exactly as it does locally and never costs a
+request; then their text goes to the server with the session's current catalog and database, and the
+position the server answers with (after SWITCH or USE) is kept for the next statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hms_catalog.execution.result import Result
+from hms_catalog.remote.client import CatalogServiceClient
+from hms_catalog.remote.values import decode_value
+from hms_catalog.sql import ast
+from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
+
+__all__ = ["RemoteSession"]
+
+
+class RemoteSession:
+    """Runs statements on the service ``client`` talks to; ``run``/``run_one``/``execute`` as :class:`Session`."""
+
+    def __init__(self, client: CatalogServiceClient) -> None:
+        self.client = client
+        self.engine_options: dict[str, str] = {}  # SELECT runs on the server's engine; kept for the same interface
+        self._catalog: str | None = None
+        self._database: str | None = None
+
+    @property
+    def current_catalog(self) -> str | None:
+        return self._catalog
+
+    @property
+    def current_database(self) -> str | None:
+        return self._database
+
+    def set_position(self, catalog: str | None, database: str | None) -> None:
+        self._catalog = catalog.lower() if catalog else None
+        self._database = database.lower() if database else None
+
+    def execute(self, statement: ast.Statement) -> Result:
+        answer = self.client.statement(statement.text, self._catalog, self._database)
+        self.set_position(answer.get("catalog"), answer.get("database"))
+        return _result(answer)
+
+    def run(self, text: str) -> Iterator[tuple[str, Result]]:
+        """Parse and run each statement of ``text`` in turn, yielding its text and result."""
+        context = StatementSource(text)
+        for source in split_statements(text):
+            statement = parse_statement(source, context=context)
+            yield statement.text, self.execute(statement)
+
+    def run_one(self, text: str) -> Result:
+        """Run the statements of ``text`` and return the last result."""
+        result = Result()
+        for _, last in self.run(text):
+            result = last
+        return result
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> RemoteSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _result(answer: dict[str, Any]) -> Result:
+    rows = [tuple(decode_value(value) for value in row) for row in answer.get("rows", [])]
+    return Result(columns=tuple(answer.get("columns", [])), rows=tuple(rows), message=str(answer.get("message", "")))
