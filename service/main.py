@@ -1,0 +1,144 @@
+"""``hms-catalog serve``: run the catalog service in the foreground until SIGTERM or Ctrl-C.
+
+The listening socket is bound here (port 0 picks a free one) and its address printed before the first
+request is taken, so a script can start the server and read where it is. SIGTERM lets requests in flight
+finish (up to a few seconds), ends long polls at once, stops the event followers and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+
+from hms_catalog.errors import ConfigurationError, HmsCatalogError
+from hms_catalog.registry import shared_manager
+from service.app import create_app
+from service.auth import load_token
+
+__all__ = ["COMMAND", "ServeCommand"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8181
+GRACE_SECONDS = 5
+KEEP_ALIVE_SECONDS = 60  # clients keep one connection per thread; reopening costs more than keeping it
+
+
+class ServeCommand:
+    """The ``serve`` subcommand, found by the CLI through the ``hms_catalog.commands`` entry point."""
+
+    name = "serve"
+
+    def add_parser(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        parser = subparsers.add_parser(
+            self.name,
+            help="run the catalog service: one warm catalog shared by every client over REST",
+            description=(
+                "Serve every catalog of --home over a REST API (OpenAPI at /openapi.json). One process holds "
+                "the metastore pools, caches, event followers, versions and change log, and every client "
+                "shares them. Every request but /v1/health needs 'Authorization: Bearer <token>'; the token is "
+                "made on first start in HOME/server.token (readable by its owner only) unless --token-file "
+                "names one. Stop it with SIGTERM or Ctrl-C."
+            ),
+            epilog=(
+                "examples:\n"
+                "  hms-catalog serve                        # http://127.0.0.1:8181, token in ~/.hms-catalog/server.token\n"
+                "  hms-catalog serve --host 0.0.0.0 --port 8443 --tls-cert cert.pem --tls-key key.pem\n"
+                "  hms-catalog --server http://127.0.0.1:8181 -e \"SHOW CATALOGS\"\n"
+                "  curl -H \"Authorization: Bearer $(cat ~/.hms-catalog/server.token)\" http://127.0.0.1:8181/v1/catalogs"
+            ),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument("--home", type=Path, default=argparse.SUPPRESS,
+                            help="the home whose catalogs to serve (as hms-catalog --home; default $HMS_CATALOG_HOME or ~/.hms-catalog)")
+        parser.add_argument("--host", default=DEFAULT_HOST,
+                            help=f"address to listen on (default {DEFAULT_HOST}: this machine only)")
+        parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+        parser.add_argument("--token-file", type=Path, help="read the bearer token from FILE instead of HOME/server.token")
+        parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
+        parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+
+    def run(self, args: argparse.Namespace, home: Path) -> int:
+        try:
+            return serve(home, host=args.host, port=args.port, token_file=args.token_file,
+                         tls_cert=args.tls_cert, tls_key=args.tls_key)
+        except HmsCatalogError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+
+
+COMMAND = ServeCommand()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, also telling the application when a stop signal arrives (long polls end at once)."""
+
+    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
+        super().__init__(config)
+        self._stopping = stopping
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._stopping.set()
+        super().handle_exit(sig, frame)
+
+
+def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
+          tls_cert: Path | None = None, tls_key: Path | None = None) -> int:
+    """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop."""
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
+    for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
+        if path is not None and not path.is_file():
+            raise ConfigurationError(f"{option} {path}: no such file")
+    token, token_path = load_token(home, token_file)
+    listener = _bind(host, port)
+    stopping = threading.Event()
+    manager = shared_manager(home)
+    app = create_app(manager, token, stopping=stopping)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None,
+    )
+    server = _Server(config, stopping)
+    bound_host, bound_port = listener.getsockname()[:2]
+    scheme = "https" if tls_cert else "http"
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    print(f"hms-catalog service at {scheme}://{shown_host}:{bound_port} for {home} (token in {token_path})",
+          file=sys.stderr, flush=True)
+    # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[listener])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        listener.close()
+    print("hms-catalog service stopped", file=sys.stderr, flush=True)
+    return 0 if server.started else 1
+
+
+def _ignore(sig: int, frame: FrameType | None) -> None:
+    """A stop signal after the server has stopped: nothing left to do."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it
+    # every answer waits ~40 ms for the client's delayed ACK (headers and body go as two writes).
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+    listener.listen(2048)
+    listener.set_inheritable(True)
+    return listener
