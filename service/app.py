@@ -88,6 +88,7 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
     stopping = stopping if stopping is not None else threading.Event()
     requests = RequestMetrics()
     engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
+    engine_lock = threading.Lock()
     waiters = CapacityLimiter(256)
     # A table's JSON view, made once per load of it: a reload is a new TableMetadata, so entries of
     # replaced loads go with them.
@@ -109,10 +110,21 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
                   summary="One warm, versioned catalog over Hive Metastores, shared by every client.")
 
     def session(catalog: str | None = None, database: str | None = None) -> Session:
+        """A session for one request. What statements started in earlier sessions (SELECT's Spark) is
+        shared through each extra's ``for_session``, so names resolve by this request's position."""
         opened = Session(manager)
-        opened.extras = engine
         opened.set_position(catalog, database)
+        with engine_lock:
+            shared = dict(engine)
+        opened.extras = {key: value.for_session(opened) if hasattr(value, "for_session") else value
+                         for key, value in shared.items()}
         return opened
+
+    def keep_engines(opened: Session) -> None:
+        """Keep what a request's statements started (the first SELECT's Spark) for the requests after it."""
+        with engine_lock:
+            for key, value in opened.extras.items():
+                engine.setdefault(key, value)
 
     # Middleware and error handlers -------------------------------------------------------------------
 
@@ -269,7 +281,10 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
     @app.post("/v1/statements")
     def statements(body: StatementRequest) -> dict[str, Any]:
         ran = session(body.catalog, body.database)
-        outcomes = list(ran.run(body.sql))  # every statement in order; the answer is the last one's
+        try:
+            outcomes = list(ran.run(body.sql))  # every statement in order; the answer is the last one's
+        finally:
+            keep_engines(ran)
         text, result = outcomes[-1] if outcomes else ("", Result())
         answer = _result_json(result)
         answer.update(statement=text, catalog=ran.current_catalog, database=ran.current_database)

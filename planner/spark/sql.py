@@ -105,6 +105,14 @@ class CatalogSql:
             node.set("this", exp.to_identifier(view))
         return tree.sql(dialect="spark"), views
 
+    def for_session(self, session: Session) -> CatalogSql:
+        """A runner on the same SparkSession that resolves names as ``session`` does; it never stops Spark.
+
+        How a process serving many sessions (the catalog service) shares one warm Spark between them,
+        each statement resolving short names by its own session's SWITCH and USE.
+        """
+        return CatalogSql(self.spark, session, owns_spark=False)
+
     def close(self) -> None:
         """Stop the SparkSession when this runner started it; one handed in belongs to its caller."""
         if self.owns_spark:

@@ -120,6 +120,25 @@ def test_select_runs_on_the_service_and_keeps_value_types(service: RunningServic
     assert [row[0] for row in answer.rows] == [1, 2, 3]
 
 
+def test_each_request_resolves_short_names_by_its_own_position(service: RunningService, spark: Any) -> None:
+    other = f"{DB}_other"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {other}")
+    spark.sql(f"CREATE TABLE {other}.sales (id INT) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {other}.sales VALUES (7)")
+    first = open_session(server=service.url, token=service.token)
+    second = open_session(server=service.url, token=service.token)
+    try:
+        first.run_one(f"SWITCH hive; USE {DB}")
+        second.run_one(f"SWITCH hive; USE {other}")
+        for _ in range(2):  # the service's one Spark, shared: each statement still reads its own session's sales
+            assert first.run_one("SELECT count(*) AS n FROM sales").rows == ((3,),)
+            assert second.run_one("SELECT max(id) AS top FROM sales").rows == ((7,),)
+    finally:
+        first.close()
+        second.close()
+        spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
 def test_the_python_session_runs_statements_on_the_service(service: RunningService) -> None:
     session = open_session(server=service.url, token=service.token)
     assert isinstance(session, RemoteSession)
