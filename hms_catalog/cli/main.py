@@ -137,16 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
     session = Session(manager, progress=progress)
     session.engine_options.update({k: v for k, v in (("master", args.master), ("remote", args.remote)) if v})
-    runner = StatementRunner(session, renderer_for(args.format), debug=args.debug)
     try:
-        return _run_statements(args, runner, home)
-    except KeyboardInterrupt:
-        return 130
+        return _run_session(args, session, home)
     finally:
-        try:
-            session.close()  # stops a SparkSession that SELECT started
-        finally:
-            manager.close()
+        manager.close()
 
 
 def _run_remote(args: argparse.Namespace, home: Path, server: str) -> int:
@@ -160,7 +154,12 @@ def _run_remote(args: argparse.Namespace, home: Path, server: str) -> int:
     except HmsCatalogError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    session = RemoteSession(client)
+    return _run_session(args, RemoteSession(client), home)
+
+
+def _run_session(args: argparse.Namespace, session: Session | RemoteSession, home: Path) -> int:
+    """Run the statements of the command line through ``session``, closing it after (a local session's
+    close stops a SparkSession that SELECT started)."""
     runner = StatementRunner(session, renderer_for(args.format), debug=args.debug)
     try:
         return _run_statements(args, runner, home)

@@ -19,7 +19,7 @@ from hms_catalog.model import ExternalCatalog, ExternalDatabase, ExternalTable
 from hms_catalog.sql import ast
 from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
 
-__all__ = ["HANDLERS", "Session", "Handler", "register"]
+__all__ = ["HANDLERS", "Session", "StatementSession", "Handler", "register"]
 
 Handler = Callable[["Session", ast.Statement], Result]
 Progress = Callable[[str, int, int], None]  # (what, done, total): long work reports as it goes
@@ -51,7 +51,31 @@ class _Position:
     database: str | None = None
 
 
-class Session:
+class StatementSession:
+    """Runs the statements of a text through :meth:`execute`: what a local and a remote session share."""
+
+    def execute(self, statement: ast.Statement) -> Result:
+        raise NotImplementedError
+
+    def run(self, text: str) -> Iterator[tuple[str, Result]]:
+        """Parse and run each statement of ``text`` in turn, yielding its text and result.
+
+        A statement that fails raises; those before it stay applied.
+        """
+        context = StatementSource(text)  # errors quote whole lines of the input, not of one statement
+        for source in split_statements(text):
+            statement = parse_statement(source, context=context)
+            yield statement.text, self.execute(statement)
+
+    def run_one(self, text: str) -> Result:
+        """Run the statements of ``text`` and return the last result."""
+        result = Result()
+        for _, last in self.run(text):
+            result = last
+        return result
+
+
+class Session(StatementSession):
     """Runs statements for one user: current catalog and database, and the catalogs they reach."""
 
     def __init__(self, manager: CatalogManager, *, progress: Progress | None = None) -> None:
@@ -104,23 +128,6 @@ class Session:
         if handler is None:
             raise ConfigurationError(f"statement {type(statement).__name__} is not supported here")
         return handler(self, statement)
-
-    def run(self, text: str) -> Iterator[tuple[str, Result]]:
-        """Parse and run each statement of ``text`` in turn, yielding its text and result.
-
-        A statement that fails raises; those before it stay applied.
-        """
-        context = StatementSource(text)  # errors quote whole lines of the input, not of one statement
-        for source in split_statements(text):
-            statement = parse_statement(source, context=context)
-            yield statement.text, self.execute(statement)
-
-    def run_one(self, text: str) -> Result:
-        """Run the statements of ``text`` and return the last result."""
-        result = Result()
-        for _, last in self.run(text):
-            result = last
-        return result
 
     # Name resolution -----------------------------------------------------------------------------
 

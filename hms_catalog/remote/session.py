@@ -7,19 +7,18 @@ position the server answers with (after SWITCH or USE) is kept for the next stat
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from hms_catalog.execution.result import Result
+from hms_catalog.execution.session import StatementSession
 from hms_catalog.remote.client import CatalogServiceClient
 from hms_catalog.remote.values import decode_value
 from hms_catalog.sql import ast
-from hms_catalog.sql.parser import StatementSource, parse_statement, split_statements
 
 __all__ = ["RemoteSession"]
 
 
-class RemoteSession:
+class RemoteSession(StatementSession):
     """Runs statements on the service ``client`` talks to; ``run``/``run_one``/``execute`` as :class:`Session`."""
 
     def __init__(self, client: CatalogServiceClient) -> None:
@@ -44,20 +43,6 @@ class RemoteSession:
         answer = self.client.statement(statement.text, self._catalog, self._database)
         self.set_position(answer.get("catalog"), answer.get("database"))
         return _result(answer)
-
-    def run(self, text: str) -> Iterator[tuple[str, Result]]:
-        """Parse and run each statement of ``text`` in turn, yielding its text and result."""
-        context = StatementSource(text)
-        for source in split_statements(text):
-            statement = parse_statement(source, context=context)
-            yield statement.text, self.execute(statement)
-
-    def run_one(self, text: str) -> Result:
-        """Run the statements of ``text`` and return the last result."""
-        result = Result()
-        for _, last in self.run(text):
-            result = last
-        return result
 
     def close(self) -> None:
         self.client.close()
