@@ -28,11 +28,12 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import hms_catalog
-from hms_catalog.errors import ConfigurationError, HmsCatalogError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError
 from hms_catalog.execution import Result, Session
 from hms_catalog.execution.browse_commands import like_matcher
 from hms_catalog.formats.metadata import TableMetadata
 from hms_catalog.manager import CatalogManager
+from hms_catalog.masking import mask_text
 from hms_catalog.properties import mask_properties
 from hms_catalog.remote.values import encode_value
 from hms_catalog.sql import ast
@@ -128,8 +129,9 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
 
     # Middleware and error handlers -------------------------------------------------------------------
 
-    app.add_middleware(_Gate, token=token, requests=requests)
-    app.add_middleware(_BodyLimit, limit=max_body_bytes)  # outermost: nothing reads an oversized body
+    app.add_middleware(_Gate, token=token)
+    app.add_middleware(_BodyLimit, limit=max_body_bytes)  # before the gate: nothing reads an oversized body
+    app.add_middleware(_Measured, requests=requests)  # outermost: every answer counted, 413s included
 
     @app.exception_handler(HmsCatalogError)
     async def catalog_error(_: Request, error: HmsCatalogError) -> JSONResponse:
@@ -186,6 +188,9 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
         if body.properties is None and body.rename is None:
             raise ConfigurationError("PATCH needs 'properties' and/or 'rename'")
         definition = manager.store.get(catalog)
+        if body.rename is not None and manager.store.find(body.rename) is not None:
+            # Refused before the properties are stored: a PATCH answered 409 must have changed nothing.
+            raise AlreadyExistsError("catalog", body.rename.lower())
         if body.properties is not None:
             definition = manager.alter_properties(catalog, body.properties, expected_version=expected)
             expected = definition.version if expected is not None else None
@@ -261,17 +266,23 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
         if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
             raise ConfigurationError(f"'wait' must be between 0 and {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
         deadline = time.monotonic() + (wait or 0.0)
+        first = None
         while True:
             live = await anyio.to_thread.run_sync(manager.catalog, catalog, limiter=waiters)
+            if first is None:
+                first = live
             remaining = deadline - time.monotonic()
             log = await anyio.to_thread.run_sync(
                 live.versions.wait_for_change, since, min(max(remaining, 0.0), _WAIT_SLICE), limiter=waiters
             )
-            if log.changes or time.monotonic() >= deadline or stopping.is_set():
+            # A catalog rebuilt by ALTER (here or in another process) counts versions from 0 again: a
+            # position taken before that says nothing now, so the client hears at once that it lost track.
+            rebuilt = live is not first or since > log.current
+            if rebuilt or log.changes or time.monotonic() >= deadline or stopping.is_set():
                 break
             await asyncio.sleep(0)
         return {
-            "current": log.current, "oldest": log.oldest, "truncated": log.truncated,
+            "current": log.current, "oldest": log.oldest, "truncated": log.truncated or rebuilt,
             "changes": [{"version": c.version, "kind": c.kind.value, "object": str(c.object), "source": c.source.value}
                         for c in log.changes],
         }
@@ -287,7 +298,8 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
             keep_engines(ran)
         text, result = outcomes[-1] if outcomes else ("", Result())
         answer = _result_json(result)
-        answer.update(statement=text, catalog=ran.current_catalog, database=ran.current_database)
+        # The statement is echoed as JSON output shows it: secret property values masked.
+        answer.update(statement=mask_text(text), catalog=ran.current_catalog, database=ran.current_database)
         if result.message:
             answer["message"] = result.message
         return answer
@@ -296,14 +308,32 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
 
 
 class _Gate:
-    """Refuses requests without the bearer token (401) and measures every request by route template.
+    """Refuses requests without the bearer token (401)."""
 
-    Plain ASGI rather than Starlette's ``BaseHTTPMiddleware``, which costs a task group per request.
-    """
-
-    def __init__(self, app: ASGIApp, token: str, requests: RequestMetrics) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if not token_matches(header, self.token):
+                refused = error_response(401, "Unauthorized", "a valid 'Authorization: Bearer <token>' header is required")
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class _Measured:
+    """Measures every request by route template, with the status it was answered with.
+
+    Outside the body limit, which answers 413 itself (and drops what the application then answers), so
+    those are counted as 413. Plain ASGI rather than Starlette's ``BaseHTTPMiddleware``, which costs a task
+    group per request.
+    """
+
+    def __init__(self, app: ASGIApp, requests: RequestMetrics) -> None:
+        self.app = app
         self.requests = requests
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -320,12 +350,7 @@ class _Gate:
             await send(message)
 
         try:
-            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-            if scope["path"] not in _OPEN_PATHS and not token_matches(header, self.token):
-                refused = error_response(401, "Unauthorized", "a valid 'Authorization: Bearer <token>' header is required")
-                await refused(scope, receive, noted)
-            else:
-                await self.app(scope, receive, noted)
+            await self.app(scope, receive, noted)
         finally:
             route = _route_of(scope["app"], scope) if "app" in scope else "other"
             self.requests.observe(scope["method"], route, status, time.perf_counter() - began)

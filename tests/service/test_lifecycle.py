@@ -1,144 +1,194 @@
-"""The service as a process: stopping with requests in flight, restarting, two services on one home,
-a token file of the user's, TLS."""
+"""The service as a process: stopping with requests in flight, restarting, two servers on one home, the
+token file, a token file of one's own, TLS."""
 
 from __future__ import annotations
 
-import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hms_catalog.errors import ServiceError
+from hms_catalog.errors import ServiceError, VersionMismatchError
 from hms_catalog.remote import CatalogServiceClient
+from tests.service.conftest import EVENTS, SECRET, HoldingRelay, hms_properties, self_signed_certificate, served
 from tests.support.hms import Admin
-from tests.support.service import running_service
 
 pytestmark = pytest.mark.metastore
 
 
-def _catalog(client: CatalogServiceClient, name: str, metastore_uri: str, **extra: str) -> None:
-    client.create_catalog(name, {"type": "hms", "hive.metastore.uris": metastore_uri, **extra})
+class InFlight:
+    """A request made on a thread of its own, with a client of its own."""
+
+    def __init__(self, client: CatalogServiceClient, call: Callable[[CatalogServiceClient], dict[str, Any]]) -> None:
+        self.answer: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self.answered_at = 0.0
+        self._client = client
+        self._call = call
+        self.thread = threading.Thread(target=self._run)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.answer = self._call(self._client)
+        except BaseException as error:  # noqa: BLE001 - the test reads it
+            self.error = error
+        finally:
+            self.answered_at = time.monotonic()
+            self._client.close()
 
 
 def test_sigterm_lets_requests_in_flight_finish_and_exits_0(home: Path, metastore_uri: str) -> None:
-    with running_service(home) as service:
-        client = service.client()
-        _catalog(client, "hive", metastore_uri, **{"hive.enable_hms_events_incremental_sync": "true"})
-        client.databases("hive")  # the catalog is live, its event follower running
-        answers: list[Any] = []
-        errors: list[BaseException] = []
-
-        def ask(call: Any) -> None:
-            mine = service.client()
-            try:
-                answers.append(call(mine))
-            except BaseException as error:  # noqa: BLE001 - reported by the assertion below
-                errors.append(error)
-            finally:
-                mine.close()
-
-        in_flight = [
-            threading.Thread(target=ask, args=(lambda c: c.changes("hive", since=10**9, wait=30),)),
-            threading.Thread(target=ask, args=(lambda c: c.statement("SHOW DATABASES FROM hive"),)),
-        ]
-        for thread in in_flight:
-            thread.start()
-        time.sleep(0.5)
-        began = time.monotonic()
-        code, stderr = service.stop(timeout=10)
-        stopped_in = time.monotonic() - began
-        for thread in in_flight:
-            thread.join(timeout=10)
-        client.close()
+    with HoldingRelay(metastore_uri) as relay, served(home) as server:
+        client = server.client()
+        try:
+            client.create_catalog("hive", hms_properties(metastore_uri, **EVENTS))
+            client.create_catalog("slow", hms_properties(relay.uri))
+            client.databases("hive")  # live, its event follower running
+            current = client.changes("hive")["current"]
+        finally:
+            client.close()
+        relay.hold_next(2.0)  # the statement's metastore call waits there while the server is told to stop
+        statement = InFlight(server.client(), lambda c: c.statement("SHOW DATABASES FROM slow"))
+        poll = InFlight(server.client(), lambda c: c.changes("hive", since=current, wait=30))
+        assert relay.holding.wait(timeout=10), "the statement never reached the metastore"
+        poll.thread.join(timeout=0.5)
+        assert poll.thread.is_alive() and statement.thread.is_alive()  # both in flight
+        server.process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        code = server.stop(timeout=10)  # TimeoutExpired unless it exits within 10 s
+        for request in (statement, poll):
+            request.thread.join(timeout=10)
+        stderr = server.stderr()
     assert code == 0 and "hms-catalog service stopped" in stderr
-    assert errors == [] and len(answers) == 2  # both got complete answers
-    assert stopped_in < 10
-    assert "Traceback" not in stderr
+    assert statement.error is None and poll.error is None, (statement.error, poll.error)
+    assert statement.answer is not None and ["default"] in statement.answer["rows"]  # a whole answer
+    assert statement.answered_at > signalled  # it was answered after the signal, so it was in flight
+    assert poll.answer is not None and poll.answer["changes"] == [] and poll.answer["current"] == current
+    assert poll.answered_at - signalled < 10  # ended by the stop, not by its 30 s
 
 
 def test_a_restart_keeps_every_catalog_and_the_token(home: Path, metastore_uri: str) -> None:
-    with running_service(home) as first:
+    token_file = home / "server.token"
+    assert not token_file.exists()
+    with served(home) as first:
+        assert first.token_path == token_file and first.announced_home == str(home)
+        assert token_file.stat().st_mode & 0o777 == 0o600 and len(first.token) >= 32
         client = first.client()
-        _catalog(client, "kept", metastore_uri)
-        client.close()
-        token = first.token
-    with running_service(home) as second:
+        try:
+            client.create_catalog("kept", hms_properties(metastore_uri, **{"x.password": SECRET}), comment="kept over restarts")
+            client.create_catalog("also", hms_properties(metastore_uri))
+            client.alter_catalog("also", properties={"hive.metastore.client.pool.size": "2"})
+            before = client.catalogs()
+        finally:
+            client.close()
+    written = token_file.stat().st_mtime_ns
+    with served(home, home_after_serve=True) as second:  # --home after serve means the same
+        assert second.announced_home == str(home) and second.token == first.token
         client = second.client()
-        assert [c["name"] for c in client.catalogs()] == ["kept"]
-        assert "default" in client.databases("kept")
-        client.close()
-        assert second.token == token
+        try:
+            assert client.catalogs() == before
+            assert client.catalog("kept")["properties"]["x.password"] == "******"
+            assert "default" in client.databases("kept")
+        finally:
+            client.close()
+    assert token_file.stat().st_mtime_ns == written and token_file.stat().st_mode & 0o777 == 0o600
 
 
-def test_two_services_on_one_home_stay_consistent(home: Path, metastore_uri: str, admin: Admin, unique_name: str) -> None:
+def test_two_servers_on_one_home_serve_the_same_catalogs(home: Path, metastore_uri: str, admin: Admin,
+                                                         unique_name: str) -> None:
     admin.create_database(unique_name)
     admin.create_table(unique_name, "t", [("id", "int")])
-    with running_service(home) as one, running_service(home) as two:
+    with served(home) as one, served(home) as two:
+        assert one.token == two.token and one.url != two.url
         first, second = one.client(), two.client()
         try:
-            _catalog(first, "shared", metastore_uri)
+            first.create_catalog("shared", hms_properties(metastore_uri))
             assert [c["name"] for c in second.catalogs()] == ["shared"]  # created through one, served by the other
             assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id"]
-            first.alter_catalog("shared", properties={"hive.metastore.client.pool.size": "3"})
-            assert second.catalog("shared")["properties"]["hive.metastore.client.pool.size"] == "3"
-            assert second.catalog("shared")["version"] == 2
-            # A change behind the second's cache, refreshed through the first: the second serves it.
+
+            first.alter_catalog("shared", properties={"hive.metastore.client.pool.size": "3"}, if_version=1)
+            shown = second.catalog("shared")
+            assert shown["version"] == 2 and shown["properties"]["hive.metastore.client.pool.size"] == "3"
+            with pytest.raises(VersionMismatchError, match="at version 2, not 1"):
+                second.alter_catalog("shared", properties={"a.b": "c"}, if_version=1)  # one compare-and-set for both
+
+            # A change behind both caches, refreshed through one: the other serves it at its next request.
+            assert [c["name"] for c in first.table("shared", unique_name, "t")["columns"]] == ["id"]
             assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id"]
             table = admin.pool.call("get_table", unique_name, "t")
             table.sd.cols.append(type(table.sd.cols[0])(name="added", type="string", comment=""))
             admin.pool.call("alter_table", unique_name, "t", table)
+            assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id"]  # cached
             first.refresh("shared", unique_name, "t")
             assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id", "added"]
+
+            second.create_catalog("other", hms_properties(metastore_uri))
+            second.alter_catalog("shared", rename="renamed")
+            assert [c["name"] for c in first.catalogs()] == ["other", "renamed"]
+            assert [c["name"] for c in first.table("renamed", unique_name, "t")["columns"]] == ["id", "added"]
+            second.drop_catalog("other")
+            assert [c["name"] for c in first.catalogs()] == ["renamed"]
         finally:
             first.close()
             second.close()
 
 
 def test_a_token_file_of_ones_own(home: Path, tmp_path: Path) -> None:
-    token_file = tmp_path / "token"
-    token_file.write_text("my-own-token-0123456789\n", encoding="utf-8")
-    with running_service(home, "--token-file", str(token_file)) as service:
+    own = tmp_path / "token"
+    own.write_text("my-own-token-0123456789\n", encoding="utf-8")
+    with served(home, "--token-file", str(own)) as server:
+        assert server.token_path == own and server.token == "my-own-token-0123456789"
         assert not (home / "server.token").exists()
-        mine = CatalogServiceClient(service.url, "my-own-token-0123456789")
-        assert mine.catalogs() == []
-        mine.close()
-        wrong = CatalogServiceClient(service.url, "someone-elses-token-99")
-        with pytest.raises(ServiceError, match="refused the request \\(401"):
-            wrong.catalogs()
-        wrong.close()
+        assert server.request("GET", "/v1/catalogs", token="my-own-token-0123456789").json() == {"catalogs": []}
+        refused = server.request("GET", "/v1/catalogs", token="someone-elses-token-99")
+        assert refused.status == 401
+        client = server.client(token="someone-elses-token-99")
+        try:
+            with pytest.raises(ServiceError, match=r"refused the request \(401"):
+                client.catalogs()
+        finally:
+            client.close()
 
 
-def test_bad_serve_arguments_are_clear(home: Path, tmp_path: Path) -> None:
-    def serve(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", *args],
-                              capture_output=True, text=True, timeout=60, check=False)
-
+def test_bad_serve_arguments_are_refused_clearly(home: Path, tmp_path: Path) -> None:
     short = tmp_path / "short"
     short.write_text("abc", encoding="utf-8")
-    assert "at least 16 characters" in serve("--token-file", str(short)).stderr
-    assert "--tls-cert and --tls-key go together" in serve("--tls-cert", str(short)).stderr
-    missing = serve("--tls-cert", str(tmp_path / "no.pem"), "--tls-key", str(tmp_path / "no.key"))
-    assert missing.returncode == 1 and "no such file" in missing.stderr
+    for arguments, message in (
+        (["--token-file", str(short)], "at least 16 characters"),
+        (["--tls-cert", str(short)], "--tls-cert and --tls-key go together"),
+    ):
+        ran = subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0", *arguments],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert ran.returncode == 1 and message in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
 def test_tls(home: Path, tmp_path: Path, metastore_uri: str) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
-    with running_service(home, "--tls-cert", str(cert), "--tls-key", str(key)) as service:
-        assert service.url.startswith("https://127.0.0.1:")
-        verified = service.client(cafile=str(cert))
-        _catalog(verified, "hive", metastore_uri)
-        assert "default" in verified.databases("hive")
-        verified.close()
-        unverified = service.client()  # the system's CAs do not know a self-signed certificate
-        with pytest.raises(ServiceError, match="cannot be reached.*CERTIFICATE_VERIFY_FAILED"):
-            unverified.catalogs()
-        unverified.close()
+    cert, key = self_signed_certificate(tmp_path)
+    with served(home, "--tls-cert", str(cert), "--tls-key", str(key), cafile=str(cert)) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        verified = server.client()  # with cafile=cert
+        try:
+            verified.create_catalog("hive", hms_properties(metastore_uri))
+            assert "default" in verified.databases("hive")
+            assert verified.health()["status"] == "ok"
+        finally:
+            verified.close()
+        unverified = server.client(cafile=None)  # the system's CAs do not know a self-signed certificate
+        try:
+            with pytest.raises(ServiceError, match="CERTIFICATE_VERIFY_FAILED"):
+                unverified.catalogs()
+        finally:
+            unverified.close()
+        plain = CatalogServiceClient(server.url.replace("https://", "http://"), server.token, timeout=10)
+        try:
+            with pytest.raises(ServiceError):
+                plain.catalogs()  # no answer in clear text
+        finally:
+            plain.close()
