@@ -16,7 +16,7 @@ import pytest
 from hms_catalog import NotFoundError, RemoteSession, open_session
 from hms_catalog.cli.render import TextRenderer
 from hms_catalog.errors import ServiceError
-from tests.support.service import RunningService, running_service
+from tests.support.service import Server, served
 
 pytestmark = pytest.mark.metastore
 
@@ -39,12 +39,12 @@ def warehouse(spark: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, warehouse: str) -> Iterator[RunningService]:
+def service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, warehouse: str) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("served") / "home"
     created = _cli(home, "-e", f"CREATE CATALOG hive COMMENT 'served' PROPERTIES ('type'='hms', "
                                f"'hive.metastore.uris'='{metastore_uri}', 'secret.password'='hunter2')")
     assert created.returncode == 0, created.stderr
-    with running_service(home) as running:
+    with served(home) as running:
         yield running
 
 
@@ -53,7 +53,7 @@ def _cli(home: Path, *args: str, stdin: str | None = None, env: dict[str, str] |
                           capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, check=False)
 
 
-def _remote(service: RunningService, elsewhere: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _remote(service: Server, elsewhere: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI on another, empty home: whatever it answers comes from the service."""
     return _cli(elsewhere, "--server", service.url, "--token", service.token, *args, stdin=stdin)
 
@@ -74,7 +74,7 @@ STATEMENTS = [
 
 
 @pytest.mark.parametrize("output", ["text", "json"])
-def test_output_is_the_same_as_a_local_run(service: RunningService, tmp_path: Path, output: str) -> None:
+def test_output_is_the_same_as_a_local_run(service: Server, tmp_path: Path, output: str) -> None:
     script = "; ".join(STATEMENTS)
     local = _cli(service.home, "--format", output, "-e", script)
     remote = _remote(service, tmp_path, "--format", output, "-e", script)
@@ -84,7 +84,7 @@ def test_output_is_the_same_as_a_local_run(service: RunningService, tmp_path: Pa
     assert not (tmp_path / "catalogs.json").exists()  # nothing was run against the client's own home
 
 
-def test_errors_and_exit_codes_are_the_same(service: RunningService, tmp_path: Path) -> None:
+def test_errors_and_exit_codes_are_the_same(service: Server, tmp_path: Path) -> None:
     for script in (f"DESCRIBE hive.{DB}.nope", "DESCRIBE nope.a.b", "SHOW TABLES FROM hive.nope",
                    "CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='thrift://h:1')",
                    "ALTER CATALOG hive SET PROPERTIES ('hive.metastore.client.pool.size'='zero')",
@@ -95,7 +95,7 @@ def test_errors_and_exit_codes_are_the_same(service: RunningService, tmp_path: P
         assert remote.returncode == 1
 
 
-def test_switch_and_use_carry_over_piped_statements(service: RunningService, tmp_path: Path) -> None:
+def test_switch_and_use_carry_over_piped_statements(service: Server, tmp_path: Path) -> None:
     piped = f"SWITCH hive;\nUSE {DB};\nSHOW TABLES;\nDESCRIBE sales;\n"
     local = _cli(service.home, stdin=piped)
     remote = _remote(service, tmp_path, stdin=piped)
@@ -103,7 +103,7 @@ def test_switch_and_use_carry_over_piped_statements(service: RunningService, tmp
     assert "| sales |" in remote.stdout
 
 
-def test_select_runs_on_the_service_and_keeps_value_types(service: RunningService, spark: Any) -> None:
+def test_select_runs_on_the_service_and_keeps_value_types(service: Server, spark: Any) -> None:
     query = f"SELECT id, amount, day, at, tags, dt FROM hive.{DB}.sales ORDER BY id"
     remote = open_session(server=service.url, token=service.token)
     try:
@@ -120,7 +120,7 @@ def test_select_runs_on_the_service_and_keeps_value_types(service: RunningServic
     assert [row[0] for row in answer.rows] == [1, 2, 3]
 
 
-def test_each_request_resolves_short_names_by_its_own_position(service: RunningService, spark: Any) -> None:
+def test_each_request_resolves_short_names_by_its_own_position(service: Server, spark: Any) -> None:
     other = f"{DB}_other"
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {other}")
     spark.sql(f"CREATE TABLE {other}.sales (id INT) STORED AS PARQUET")
@@ -139,7 +139,7 @@ def test_each_request_resolves_short_names_by_its_own_position(service: RunningS
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
 
 
-def test_the_python_session_runs_statements_on_the_service(service: RunningService) -> None:
+def test_the_python_session_runs_statements_on_the_service(service: Server) -> None:
     session = open_session(server=service.url, token=service.token)
     assert isinstance(session, RemoteSession)
     try:
@@ -155,7 +155,7 @@ def test_the_python_session_runs_statements_on_the_service(service: RunningServi
         session.close()
 
 
-def test_the_cache_shown_is_what_every_client_shared(service: RunningService, tmp_path: Path) -> None:
+def test_the_cache_shown_is_what_every_client_shared(service: Server, tmp_path: Path) -> None:
     client = service.client()
     try:
         client.refresh("hive")
@@ -167,7 +167,7 @@ def test_the_cache_shown_is_what_every_client_shared(service: RunningService, tm
         client.close()
 
 
-def test_the_token_comes_from_the_environment_or_the_home(service: RunningService, tmp_path: Path) -> None:
+def test_the_token_comes_from_the_environment_or_the_home(service: Server, tmp_path: Path) -> None:
     by_env = _cli(tmp_path, "--server", service.url, "-e", "SHOW CATALOGS", env={"HMS_CATALOG_TOKEN": service.token})
     assert by_env.returncode == 0, by_env.stderr
     by_home = _cli(service.home, "--server", service.url, "-e", "SHOW CATALOGS", env={"HMS_CATALOG_TOKEN": ""})

@@ -8,7 +8,8 @@ import pytest
 
 from hms_catalog.remote import CatalogServiceClient
 from planner.plan import SplitPlan
-from tests.service.conftest import DB, SECRET, Server, hms_properties, metric
+from tests.service.conftest import DB, SECRET, hms_properties, metric
+from tests.support.service import Server
 
 pytestmark = pytest.mark.metastore
 

@@ -12,7 +12,8 @@ import pytest
 
 from hms_catalog.errors import MetastoreUnavailableError
 from hms_catalog.remote import CatalogServiceClient
-from tests.service.conftest import DB, SECRET, Server, closed_port, hms_properties, metric, send
+from tests.service.conftest import DB, SECRET, closed_port, hms_properties, metric
+from tests.support.service import Server, send
 
 pytestmark = pytest.mark.metastore
 

@@ -11,8 +11,9 @@ import pytest
 
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.remote import CatalogServiceClient
-from tests.service.conftest import DB, HoldingRelay, Server, hms_properties, metric
+from tests.service.conftest import DB, HoldingRelay, hms_properties, metric
 from tests.support.hms import Admin
+from tests.support.service import Server
 
 pytestmark = pytest.mark.metastore
 

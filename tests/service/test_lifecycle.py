@@ -16,8 +16,9 @@ import pytest
 
 from hms_catalog.errors import ServiceError, VersionMismatchError
 from hms_catalog.remote import CatalogServiceClient
-from tests.service.conftest import EVENTS, SECRET, HoldingRelay, hms_properties, self_signed_certificate, served
+from tests.service.conftest import EVENTS, SECRET, HoldingRelay, hms_properties, self_signed_certificate
 from tests.support.hms import Admin
+from tests.support.service import served
 
 pytestmark = pytest.mark.metastore
 
