@@ -35,8 +35,8 @@ demo: install
 
 # ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
 lint: install
-	$(BIN)/ruff check hms_catalog planner service tests benchmarks
-	$(BIN)/mypy hms_catalog planner service
+	$(BIN)/ruff check hms_catalog planner service spark_connector tests benchmarks
+	$(BIN)/mypy hms_catalog planner service spark_connector
 
 test: install lint
 	$(BIN)/python -m pytest

@@ -468,7 +468,21 @@ def _table_view(catalog: str, database: str, name: str, metadata: TableMetadata)
         "catalog": catalog, "database": database.lower(), "name": name.lower(),
         "format": detection.format.value, "file_format": detection.file_format, "reason": detection.reason,
         "location": detection.location, "partition_keys": metadata.partition_key_names,
-        "columns": columns, "spark_schema": spark_schema,
+        "columns": columns, "spark_schema": spark_schema, "spark_provider": detection.spark_provider,
+        "storage": _storage_view(metadata),
+    }
+
+
+def _storage_view(metadata: TableMetadata) -> dict[str, Any]:
+    """What Hive's own readers need of a table's storage: input format, serde and their parameters."""
+    sd = metadata.table.sd
+    serde = sd.serdeInfo if sd is not None else None
+    return {
+        "input_format": sd.inputFormat if sd is not None else None,
+        "output_format": sd.outputFormat if sd is not None else None,
+        "serde": serde.serializationLib if serde is not None else None,
+        "serde_parameters": dict(serde.parameters or {}) if serde is not None else {},
+        "table_parameters": mask_properties(dict(metadata.table.parameters or {})),
     }
 
 

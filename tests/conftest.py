@@ -57,10 +57,12 @@ def admin(metastore: EmbeddedMetastore) -> Iterator[hms.Admin]:
 
 @pytest.fixture(scope="session")
 def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One SparkSession with Hive support on the embedded metastore, for the whole test session."""
+    """One SparkSession with Hive support on the embedded metastore and the native connector's jar, for the
+    whole test session."""
     from pyspark.sql import SparkSession
 
     from planner.spark import register
+    from spark_connector import connector_jar
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # Python workers run this interpreter, with this venv
     scratch = tmp_path_factory.mktemp("spark")
@@ -78,6 +80,7 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
         .config("spark.local.dir", str(scratch))
         .config("spark.pyspark.python", sys.executable)
         .config("spark.sql.python.filterPushdown.enabled", "true")
+        .config("spark.jars", str(connector_jar()))  # the native connector's catalogs, added per test with spark.conf
         .enableHiveSupport()
         .getOrCreate()
     )

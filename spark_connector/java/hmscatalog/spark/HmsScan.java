@@ -1,0 +1,172 @@
+package hmscatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.memory.MemoryMode;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.orc.OrcOptions;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport;
+import org.apache.spark.sql.execution.datasources.v2.orc.OrcPartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.util.SerializableConfiguration;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.stream.Collectors;
+
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The scan of one table: its split plan (made by the service, partitions pruned by the pushed filters)
+ * as one FilePartition per split, read by Spark's own reader factory for the files' format.
+ */
+final class HmsScan implements Scan, Batch, SupportsReportStatistics {
+    private final HmsTable table;
+    private final CaseInsensitiveStringMap options;
+    private final StructType readDataSchema;
+    private final StructType readPartitionSchema;
+    private final Filter[] partitionFilters;
+    private final Filter[] dataFilters;
+    private final String where;
+    private SplitPlanPartitions plan;
+
+    HmsScan(HmsTable table, CaseInsensitiveStringMap options, StructType readDataSchema, StructType readPartitionSchema,
+            Filter[] partitionFilters, Filter[] dataFilters) {
+        this.table = table;
+        this.options = options;
+        this.readDataSchema = readDataSchema;
+        this.readPartitionSchema = readPartitionSchema;
+        this.partitionFilters = partitionFilters;
+        this.dataFilters = dataFilters;
+        this.where = PruningPredicate.where(partitionFilters);
+    }
+
+    @Override
+    public StructType readSchema() {
+        List<StructField> fields = new ArrayList<>(Arrays.asList(readDataSchema.fields()));
+        fields.addAll(Arrays.asList(readPartitionSchema.fields()));
+        return new StructType(fields.toArray(new StructField[0]));
+    }
+
+    @Override
+    public String description() {
+        StringBuilder text = new StringBuilder("hms-catalog ").append(table.fullName())
+                .append(" [").append(table.view().path("format").asText()).append(", ")
+                .append(table.view().path("file_format").asText()).append("]");
+        text.append(", PartitionFilters: ").append(where == null ? "[]" : "[" + where + "]");
+        text.append(", PushedFilters: ").append(Arrays.toString(dataFilters));
+        text.append(", ReadSchema: ").append(readSchema().simpleString());
+        if (plan != null) {
+            text.append(", Splits: ").append(plan.partitions().length)
+                    .append(", Reader: ").append(plan.reader());
+        }
+        return text.toString();
+    }
+
+    @Override
+    public Batch toBatch() {
+        return this;
+    }
+
+    private synchronized SplitPlanPartitions plan() {
+        if (plan == null) {
+            ObjectNode request = ServiceClient.JSON.createObjectNode();
+            if (where != null) {
+                request.put("where", where);
+            }
+            JsonNode answer = table.client().post(table.planPath(), request);
+            plan = SplitPlanPartitions.of(table, answer, readPartitionSchema, SQLConf.get().sessionLocalTimeZone());
+        }
+        return plan;
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+        return plan().partitions();
+    }
+
+    @Override
+    public Statistics estimateStatistics() {
+        long bytes = plan().bytes();
+        return new Statistics() {
+            @Override
+            public OptionalLong sizeInBytes() {
+                return OptionalLong.of(bytes);
+            }
+
+            @Override
+            public OptionalLong numRows() {
+                return OptionalLong.empty();
+            }
+        };
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+        SplitPlanPartitions planned = plan();
+        SparkSession spark = SparkSession.active();
+        SQLConf sqlConf = spark.sessionState().conf();
+        Configuration hadoopConf = spark.sessionState().newHadoopConf();
+        scala.collection.immutable.Map<String, String> readerOptions = scalaMap(options);
+        switch (planned.reader()) {
+            case "parquet": {
+                String requested = readDataSchema.json();
+                hadoopConf.set("parquet.read.support.class", ParquetReadSupport.class.getName());
+                hadoopConf.set(ParquetReadSupport.SPARK_ROW_REQUESTED_SCHEMA(), requested);
+                hadoopConf.set(ParquetWriteSupport.SPARK_ROW_SCHEMA(), requested);
+                hadoopConf.set(SQLConf.SESSION_LOCAL_TIMEZONE().key(), sqlConf.sessionLocalTimeZone());
+                hadoopConf.setBoolean(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED().key(), sqlConf.nestedSchemaPruningEnabled());
+                hadoopConf.setBoolean(SQLConf.CASE_SENSITIVE().key(), sqlConf.caseSensitiveAnalysis());
+                ParquetWriteSupport.setSchema(readDataSchema, hadoopConf);
+                hadoopConf.setBoolean(SQLConf.PARQUET_BINARY_AS_STRING().key(), sqlConf.isParquetBinaryAsString());
+                hadoopConf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), sqlConf.isParquetINT96AsTimestamp());
+                hadoopConf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), sqlConf.parquetInferTimestampNTZEnabled());
+                hadoopConf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), sqlConf.legacyParquetNanosAsLong());
+                return new ParquetPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
+                        readPartitionSchema, dataFilters, Option.empty(), new ParquetOptions(readerOptions, sqlConf));
+            }
+            case "orc": {
+                MemoryMode memoryMode = sqlConf.offHeapColumnVectorEnabled() ? MemoryMode.OFF_HEAP : MemoryMode.ON_HEAP;
+                return new OrcPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
+                        readPartitionSchema, dataFilters, Option.empty(), new OrcOptions(readerOptions, sqlConf), memoryMode);
+            }
+            case "hive-serde":
+                return new HiveSerdeReaderFactory(broadcast(hadoopConf), HiveStorage.of(table), readDataSchema,
+                        readPartitionSchema);
+            default:
+                throw new UnsupportedOperationException("no reader for " + planned.reader());
+        }
+    }
+
+    private static Broadcast<SerializableConfiguration> broadcast(Configuration conf) {
+        JavaSparkContext context = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
+        return context.broadcast(new SerializableConfiguration(conf));
+    }
+
+    private static scala.collection.immutable.Map<String, String> scalaMap(CaseInsensitiveStringMap options) {
+        java.util.Map<String, String> copy = options.asCaseSensitiveMap().entrySet().stream()
+                .collect(Collectors.toMap(java.util.Map.Entry::getKey, java.util.Map.Entry::getValue));
+        return scala.collection.immutable.Map.from(CollectionConverters.asScala(copy));
+    }
+}

@@ -1,0 +1,134 @@
+package hmscatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/** A table as the service describes it: the Spark schema, identity partitioning, and a split-plan scan. */
+final class HmsTable implements SupportsRead {
+    private final String sparkCatalog;
+    private final ServiceClient client;
+    private final String catalogPath;
+    private final JsonNode view;
+    private final StructType schema;
+    private final StructType dataSchema;
+    private final StructType partitionSchema;
+
+    HmsTable(String sparkCatalog, ServiceClient client, String catalogPath, JsonNode view) {
+        this.sparkCatalog = sparkCatalog;
+        this.client = client;
+        this.catalogPath = catalogPath;
+        this.view = view;
+        JsonNode sparkSchema = view.path("spark_schema");
+        if (sparkSchema.isMissingNode() || sparkSchema.isNull()) {
+            throw new UnsupportedOperationException("table " + fullName() + " cannot be read: it is "
+                    + view.path("format").asText("UNKNOWN") + " (" + view.path("reason").asText("no reason given") + ")");
+        }
+        this.schema = (StructType) DataType.fromJson(sparkSchema.toString());
+        Set<String> keys = new LinkedHashSet<>();
+        for (JsonNode key : view.path("partition_keys")) {
+            keys.add(key.asText().toLowerCase(Locale.ROOT));
+        }
+        List<StructField> data = new ArrayList<>();
+        List<StructField> partitions = new ArrayList<>();
+        for (StructField field : schema.fields()) {
+            (keys.contains(field.name().toLowerCase(Locale.ROOT)) ? partitions : data).add(field);
+        }
+        // partition columns in the metastore's key order, which the plan's partition values follow
+        List<StructField> ordered = new ArrayList<>();
+        for (String key : keys) {
+            for (StructField field : partitions) {
+                if (field.name().equalsIgnoreCase(key)) {
+                    ordered.add(field);
+                }
+            }
+        }
+        this.dataSchema = new StructType(data.toArray(new StructField[0]));
+        this.partitionSchema = new StructType(ordered.toArray(new StructField[0]));
+    }
+
+    String fullName() {
+        return sparkCatalog + "." + view.path("database").asText() + "." + view.path("name").asText();
+    }
+
+    @Override
+    public String name() {
+        return fullName();
+    }
+
+    @Override
+    public Column[] columns() {
+        return CatalogV2Util.structTypeToV2Columns(schema, false);
+    }
+
+    @Override
+    public Transform[] partitioning() {
+        Transform[] transforms = new Transform[partitionSchema.fields().length];
+        for (int i = 0; i < transforms.length; i++) {
+            transforms[i] = Expressions.identity(partitionSchema.fields()[i].name());
+        }
+        return transforms;
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        Map<String, String> properties = new HashMap<>();
+        properties.put("format", view.path("format").asText(""));
+        properties.put("file_format", view.path("file_format").asText(""));
+        if (view.hasNonNull("location")) {
+            properties.put("location", view.path("location").asText());
+        }
+        properties.put("hms-catalog.version", view.path("version").asText(""));
+        return properties;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+        return EnumSet.of(TableCapability.BATCH_READ);
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+        return new HmsScanBuilder(this, options);
+    }
+
+    JsonNode view() {
+        return view;
+    }
+
+    ServiceClient client() {
+        return client;
+    }
+
+    String planPath() {
+        return catalogPath + "/databases/" + ServiceClient.segment(view.path("database").asText())
+                + "/tables/" + ServiceClient.segment(view.path("name").asText()) + "/plan";
+    }
+
+    StructType dataSchema() {
+        return dataSchema;
+    }
+
+    StructType partitionSchema() {
+        return partitionSchema;
+    }
+}

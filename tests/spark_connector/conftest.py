@@ -1,0 +1,74 @@
+"""A catalog service over the test metastore, and its catalog ``conn`` registered in the test session's Spark
+through the native connector (the jar is on the session's ``spark.jars``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from spark_connector import catalog_conf
+from tests.support.service import Server, served
+
+DB = f"conn{os.getpid()}"
+CATALOG = "conn"  # the service's catalog and, registered under the same name, the Spark catalog
+
+
+@pytest.fixture(scope="package")
+def connector_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Server]:
+    with served(tmp_path_factory.mktemp("connector") / "home") as running:
+        client = running.client()
+        client.create_catalog(CATALOG, {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.close()
+        yield running
+
+
+@pytest.fixture(scope="package")
+def connected(spark: Any, connector_service: Server) -> Iterator[str]:
+    """The Spark name of the service's catalog ``conn``; unregistered afterwards."""
+    settings = catalog_conf(CATALOG, connector_service.url, connector_service.token)
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    yield CATALOG
+    for key in settings:
+        spark.conf.unset(key)
+
+
+@pytest.fixture(scope="package")
+def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database of tables written by Spark with Hive support, one per storage the connector reads."""
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB}")
+    columns = ("id INT, name STRING, amount DECIMAL(12,3), ratio DOUBLE, flag BOOLEAN, born DATE, ts TIMESTAMP, "
+               "big BIGINT, tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
+    rows = [
+        "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, "
+        "array('a', 'b'), map('k', 1), named_struct('x', 1.5, 'label', 'p'))",
+        "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+        "(3, 'with | pipe, comma', -0.001, -1e10, false, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59.123456', -5, "
+        "array(), map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL))",
+    ]
+    for name, storage in [("pq", "STORED AS PARQUET"), ("orc", "STORED AS ORC")]:
+        spark.sql(f"CREATE TABLE {DB}.{name} ({columns}) PARTITIONED BY (dt STRING, hr INT) {storage}")
+        spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-01', hr=1) VALUES {', '.join(rows)}")
+        spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-02', hr=2) VALUES {rows[0]}")
+    spark.sql(f"CREATE TABLE {DB}.txt ({columns}) PARTITIONED BY (dt STRING) "
+              "ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' "
+              "MAP KEYS TERMINATED BY ':' NULL DEFINED AS 'NIL' STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.txt PARTITION (dt='a') VALUES {', '.join(rows)}")
+    spark.sql(f"CREATE TABLE {DB}.csv (id STRING, name STRING, note STRING) "
+              "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
+              "WITH SERDEPROPERTIES ('separatorChar' = ';', 'quoteChar' = '\"') STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.csv VALUES ('1', 'a;b', 'quoted \"x\"'), ('2', '', NULL)")
+    # Header lines are skipped per file, as Hive, Trino and Impala read them (Spark's own Hive reader does not)
+    headed = tmp_path_factory.mktemp("headed")
+    (headed / "part-0.csv").write_text("id,name\n1,a\n2,b\n")
+    (headed / "part-1.csv").write_text("id,name\n3,c\n")
+    spark.sql(f"CREATE EXTERNAL TABLE {DB}.headed (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+              f"STORED AS TEXTFILE LOCATION '{headed.as_uri()}' TBLPROPERTIES ('skip.header.line.count' = '1')")
+    spark.sql(f"CREATE TABLE {DB}.ds (id BIGINT, label STRING, p INT) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
+    yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")

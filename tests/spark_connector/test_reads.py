@@ -1,0 +1,80 @@
+"""Rows read through the native connector equal Spark's own reading of the same Hive tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from planner.plan import SplitPlan
+from tests.support.service import Server
+
+
+def multiset(rows: list[Any]) -> Counter[str]:
+    return Counter(repr(row.asDict(recursive=True)) for row in rows)
+
+
+@pytest.mark.parametrize("table", ["pq", "orc", "txt", "csv", "ds"])
+def test_same_rows_as_spark_reading_the_table_itself(spark: Any, connected: str, written: str, table: str) -> None:
+    ours = spark.sql(f"SELECT * FROM {connected}.{written}.{table}").collect()
+    theirs = spark.sql(f"SELECT * FROM spark_catalog.{written}.{table}").collect()
+    assert len(ours) > 0
+    assert multiset(ours) == multiset(theirs)
+
+
+def test_header_lines_are_skipped_in_every_file(spark: Any, connected: str, written: str) -> None:
+    rows = spark.sql(f"SELECT id, name FROM {connected}.{written}.headed").collect()
+    assert sorted((row.id, row.name) for row in rows) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_the_scan_is_the_connectors_with_spark_readers(spark: Any, connected: str, written: str) -> None:
+    plan = spark.sql(f"SELECT id FROM {connected}.{written}.pq").select("id")._jdf.queryExecution().executedPlan().toString()
+    assert "BatchScan" in plan and f"hms-catalog {connected}.{written}.pq" in plan
+    assert "Reader: parquet" in plan
+
+
+@pytest.mark.parametrize("where, partitions", [("dt = '2024-01-02'", 1), ("hr IN (1, 2)", 2), ("hr > 5", 0),
+                                               ("dt = '2024-01-01' OR hr = 2", 2), ("NOT (dt = '2024-01-01')", 1)])
+def test_partition_filters_prune_in_the_service_plan(spark: Any, connected: str, written: str, connector_service: Server,
+                                                     where: str, partitions: int) -> None:
+    query = f"SELECT id, dt, hr FROM {{}}.{written}.pq WHERE {where}"
+    frame = spark.sql(query.format(connected))
+    assert multiset(frame.collect()) == multiset(spark.sql(query.format("spark_catalog")).collect())
+    client = connector_service.client()
+    try:
+        plan = SplitPlan.loads(client.plan(connected, written, "pq", where))
+    finally:
+        client.close()
+    assert plan.summary.partitions_scanned == partitions
+    described = frame._jdf.queryExecution().executedPlan().toString()
+    assert f"Splits: {len(plan.splits)}," in described
+
+
+def test_partitions_are_the_plans_splits(spark: Any, connected: str, written: str, connector_service: Server) -> None:
+    client = connector_service.client()
+    try:
+        plan = SplitPlan.loads(client.plan(connected, written, "orc"))
+    finally:
+        client.close()
+    frame = spark.sql(f"SELECT * FROM {connected}.{written}.orc")
+    assert frame.rdd.getNumPartitions() == len(plan.splits) >= 2
+
+
+def test_data_filters_reach_the_reader_and_rows_are_still_filtered(spark: Any, connected: str, written: str) -> None:
+    frame = spark.sql(f"SELECT id FROM {connected}.{written}.pq WHERE big > 0")
+    assert sorted(row.id for row in frame.collect()) == [1, 1]
+    assert "GreaterThan(big,0)" in frame._jdf.queryExecution().executedPlan().toString()
+
+
+def test_count_and_aggregates(spark: Any, connected: str, written: str) -> None:
+    for table in ("pq", "orc", "txt"):
+        ours = spark.sql(f"SELECT count(*) AS n, count(name) AS names, sum(big) AS total FROM {connected}.{written}.{table}").collect()
+        theirs = spark.sql(f"SELECT count(*) AS n, count(name) AS names, sum(big) AS total FROM spark_catalog.{written}.{table}").collect()
+        assert ours == theirs
+
+
+def test_joins_across_catalogs(spark: Any, connected: str, written: str) -> None:
+    query = (f"SELECT a.id, a.dt, b.label FROM {{0}}.{written}.pq a JOIN spark_catalog.{written}.ds b ON a.id = b.id "
+             f"WHERE a.hr = 1")
+    assert multiset(spark.sql(query.format(connected)).collect()) == multiset(spark.sql(query.format("spark_catalog")).collect())
