@@ -72,3 +72,48 @@ def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
     yield DB
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+
+
+SMALL = "connsmall"  # the same metastore with 64 KiB splits: files are read in several splits from mid-file offsets
+
+
+@pytest.fixture(scope="package")
+def small_splits(spark: Any, connector_service: Server, metastore_uri: str) -> Iterator[str]:
+    client = connector_service.client()
+    client.create_catalog(SMALL, {"type": "hms", "hive.metastore.uris": metastore_uri,
+                                  "file_split_size": "65536", "file.split.min-size": "65536"})
+    client.close()
+    settings = catalog_conf(SMALL, connector_service.url, connector_service.token)
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    yield SMALL
+    for key in settings:
+        spark.conf.unset(key)
+
+
+@pytest.fixture(scope="package")
+def large_files(spark: Any, written: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One file per table, each of several 64 KiB splits: Parquet and ORC by pyarrow, text by pyarrow's CSV writer."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.orc as pa_orc
+    import pyarrow.parquet as pq
+
+    rows = 60_000
+    table = pa.table({
+        "id": pa.array(range(rows), pa.int64()),
+        "label": pa.array([f"row-{i:07d}-" + "x" * (i % 13) for i in range(rows)]),
+        "score": pa.array([i * 0.25 for i in range(rows)]),
+    })
+    ddl = "id BIGINT, label STRING, score DOUBLE"
+    for name, write, storage in [
+        ("big_pq", lambda path: pq.write_table(table, path, row_group_size=5_000, compression="none"), "STORED AS PARQUET"),
+        ("big_orc", lambda path: pa_orc.write_table(table, path, stripe_size=64 * 1024, compression="uncompressed"),
+         "STORED AS ORC"),
+        ("big_txt", lambda path: pa_csv.write_csv(table, path, pa_csv.WriteOptions(include_header=False, quoting_style="none")),
+         "ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS TEXTFILE"),
+    ]:
+        folder = tmp_path_factory.mktemp(name)
+        write(str(folder / "data"))
+        spark.sql(f"CREATE EXTERNAL TABLE {written}.{name} ({ddl}) {storage} LOCATION '{folder.as_uri()}'")
+    return written

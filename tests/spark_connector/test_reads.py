@@ -78,3 +78,13 @@ def test_joins_across_catalogs(spark: Any, connected: str, written: str) -> None
     query = (f"SELECT a.id, a.dt, b.label FROM {{0}}.{written}.pq a JOIN spark_catalog.{written}.ds b ON a.id = b.id "
              f"WHERE a.hr = 1")
     assert multiset(spark.sql(query.format(connected)).collect()) == multiset(spark.sql(query.format("spark_catalog")).collect())
+
+
+@pytest.mark.parametrize("table", ["big_pq", "big_orc", "big_txt"])
+def test_splits_starting_mid_file_give_the_same_rows(spark: Any, small_splits: str, large_files: str, table: str) -> None:
+    fingerprint = "SELECT count(*), sum(id), sum(CAST(xxhash64(id, label, score) AS DECIMAL(38, 0))) FROM {}"
+    frame = spark.sql(f"SELECT * FROM {small_splits}.{large_files}.{table}")
+    assert frame.rdd.getNumPartitions() >= 4
+    ours = spark.sql(fingerprint.format(f"{small_splits}.{large_files}.{table}")).collect()
+    theirs = spark.sql(fingerprint.format(f"spark_catalog.{large_files}.{table}")).collect()
+    assert ours == theirs and ours[0][0] == 60_000

@@ -1,0 +1,15 @@
+"""A PySpark job for spark-submit: it configures nothing itself; the plugin (from spark-submit's --conf)
+registers the service's catalogs. Prints one JSON line of what it saw."""
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+
+database = sys.argv[1]
+spark = SparkSession.builder.getOrCreate()
+tables = sorted(row.tableName for row in spark.sql(f"SHOW TABLES IN conn.{database}").collect())
+count = spark.sql(f"SELECT count(*) FROM conn.{database}.pq WHERE dt = '2024-01-01'").collect()[0][0]
+registered = spark.conf.get("spark.sql.catalog.conn")
+print("RESULT " + json.dumps({"tables": tables, "count": count, "registered": registered}))
+spark.stop()

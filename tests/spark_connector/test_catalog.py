@@ -1,0 +1,101 @@
+"""The service's catalog as a Spark catalog: namespaces, tables, DESCRIBE, errors, and freshness."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.support.service import Server
+
+
+def test_namespaces_are_the_catalogs_databases(spark: Any, connected: str, written: str) -> None:
+    namespaces = {row[0] for row in spark.sql(f"SHOW NAMESPACES IN {connected}").collect()}
+    assert written in namespaces and "default" in namespaces
+
+
+def test_tables_of_a_namespace(spark: Any, connected: str, written: str) -> None:
+    tables = {row.tableName for row in spark.sql(f"SHOW TABLES IN {connected}.{written}").collect()}
+    assert {"pq", "orc", "txt", "csv", "ds", "headed"} <= tables
+    assert {row.tableName for row in spark.sql(f"SHOW TABLES IN {connected}.{written} LIKE 'o*'").collect()} == {"orc"}
+
+
+def test_describe_shows_the_schema_and_partitioning(spark: Any, connected: str, written: str) -> None:
+    described = spark.sql(f"DESCRIBE TABLE {connected}.{written}.pq").collect()
+    columns = [(row.col_name, row.data_type) for row in described]
+    assert ("amount", "decimal(12,3)") in columns and ("dt", "string") in columns and ("hr", "int") in columns
+    assert ("tags", "array<string>") in columns
+    spark_own = spark.table(f"spark_catalog.{written}.pq").schema
+    assert spark.table(f"{connected}.{written}.pq").schema == spark_own
+    rows = [tuple(row)[:2] for row in described]
+    partitioning = rows[rows.index(("# col_name", "data_type")) + 1:]
+    assert partitioning == [("dt", "string"), ("hr", "int")]
+
+
+def test_spark_table_and_dataframe_api(spark: Any, connected: str, written: str) -> None:
+    frame = spark.table(f"{connected}.{written}.ds").where("p = 2").select("id", "label")
+    assert [tuple(row) for row in frame.collect()] == [(2, "two")]
+
+
+def test_missing_objects_are_spark_errors(spark: Any, connected: str, written: str) -> None:
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM {connected}.{written}.nope").collect()
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND|NAMESPACE"):
+        spark.sql(f"SHOW TABLES IN {connected}.nope_db").collect()
+
+
+def test_the_catalog_is_read_only_and_says_so(spark: Any, connected: str, written: str) -> None:
+    with pytest.raises(Exception, match="read-only"):
+        spark.sql(f"DROP TABLE {connected}.{written}.pq").collect()
+    assert spark.sql(f"SELECT count(*) FROM {connected}.{written}.pq").collect()[0][0] == 4
+
+
+def test_a_refresh_elsewhere_reaches_the_running_driver(spark: Any, connected: str, written: str,
+                                                        connector_service: Server) -> None:
+    spark.sql(f"CREATE TABLE {written}.grows (id INT) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {written}.grows VALUES (1)")
+    assert spark.table(f"{connected}.{written}.grows").columns == ["id"]  # loaded, and cached by the driver
+    spark.sql(f"ALTER TABLE {written}.grows ADD COLUMNS (note STRING)")
+    spark.sql(f"INSERT INTO {written}.grows VALUES (2, 'two')")
+    assert spark.table(f"{connected}.{written}.grows").columns == ["id"]  # the cache holds until told
+    client = connector_service.client()
+    try:
+        client.refresh(connected, written, "grows")  # as `hms-catalog --server ... -e "REFRESH TABLE ..."` does
+    finally:
+        client.close()
+    deadline = time.monotonic() + 30
+    while spark.table(f"{connected}.{written}.grows").columns != ["id", "note"]:
+        assert time.monotonic() < deadline, "the driver's catalog did not follow the service's change feed"
+        time.sleep(0.2)
+    rows = spark.sql(f"SELECT id, note FROM {connected}.{written}.grows").collect()
+    assert sorted((row.id, row.note) for row in rows) == [(1, None), (2, "two")]
+
+
+def test_a_service_catalog_under_another_spark_name(spark: Any, connector_service: Server, written: str) -> None:
+    from spark_connector import catalog_conf
+
+    settings = catalog_conf("elsewhere", connector_service.url, connector_service.token, remote_name="conn")
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        assert spark.sql(f"SELECT count(*) FROM elsewhere.{written}.ds").collect()[0][0] == 3
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+
+
+def test_a_wrong_token_is_named(spark: Any, connector_service: Server, written: str) -> None:
+    from spark_connector import catalog_conf
+
+    settings = catalog_conf("badtoken", connector_service.url, "not-the-token-at-all")
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        with pytest.raises(Exception, match="refused the token"):
+            spark.sql(f"SHOW TABLES IN badtoken.{written}").collect()
+    finally:
+        for key in settings:
+            spark.conf.unset(key)

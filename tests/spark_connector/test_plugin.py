@@ -1,0 +1,42 @@
+"""The Spark plugin registers every catalog of the service in an application that configures none:
+a PySpark job started by spark-submit with only the jar, the plugin and the service's address."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hms_catalog.metastore._setup import spark_jars_dir
+from spark_connector import CATALOG_CLASS, PLUGIN_CLASS, connector_jar
+from tests.support.service import Server
+
+JOB = Path(__file__).with_name("plugin_job.py")
+
+
+def spark_submit(*arguments: str, token: str | None) -> subprocess.CompletedProcess[str]:
+    submit = spark_jars_dir().parent / "bin" / "spark-submit"
+    environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    token_conf = ["--conf", f"spark.hmscatalog.token={token}"] if token is not None else []
+    command = [str(submit), "--master", "local[1]", "--jars", str(connector_jar()), "--conf", f"spark.plugins={PLUGIN_CLASS}",
+               "--conf", "spark.ui.enabled=false", *token_conf, *arguments]
+    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300, check=False)
+
+
+def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Server, written: str) -> None:
+    done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", str(JOB), written,
+                        token=connector_service.token)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
+    seen = json.loads(line.removeprefix("RESULT "))
+    assert seen["registered"] == CATALOG_CLASS
+    assert {"pq", "orc", "txt"} <= set(seen["tables"])
+    assert seen["count"] == 3
+
+
+def test_the_plugin_without_a_service_address_says_what_is_missing(written: str) -> None:
+    done = spark_submit(str(JOB), written, token=None)
+    assert done.returncode != 0
+    assert "spark.hmscatalog.uri" in done.stderr and "is not set" in done.stderr
