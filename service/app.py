@@ -28,6 +28,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import hms_catalog
+from hms_catalog import types as canonical
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError
 from hms_catalog.execution import Result, Session
 from hms_catalog.execution.browse_commands import like_matcher
@@ -463,7 +464,10 @@ def _table_view(catalog: str, database: str, name: str, metadata: TableMetadata)
     ]
     spark_schema = None
     if schema is not None:
-        spark_schema = schema.spark_schema([c.name for c in schema.columns if c.readable]).jsonValue()
+        readable = [c for c in schema.columns if c.readable]
+        spark_schema = schema.spark_schema([c.name for c in readable]).jsonValue()
+        for field, column in zip(spark_schema["fields"], readable):
+            _annotate_field_ids(field, column.type, column.field_id)
     return {
         "catalog": catalog, "database": database.lower(), "name": name.lower(),
         "format": detection.format.value, "file_format": detection.file_format, "reason": detection.reason,
@@ -471,6 +475,25 @@ def _table_view(catalog: str, database: str, name: str, metadata: TableMetadata)
         "columns": columns, "spark_schema": spark_schema, "spark_provider": detection.spark_provider,
         "storage": _storage_view(metadata),
     }
+
+
+def _annotate_field_ids(field: dict[str, Any], kind: Any, field_id: int | None) -> None:
+    """Iceberg's field ids on a Spark JSON field, as Spark's Parquet reader matches them (``parquet.field.id``),
+    so renamed columns are read by id, not by name; nested struct fields too."""
+    if field_id is not None:
+        field.setdefault("metadata", {})["parquet.field.id"] = field_id
+    _annotate_type(field["type"], kind)
+
+
+def _annotate_type(spark_type: Any, kind: Any) -> None:
+    if isinstance(kind, canonical.StructType) and isinstance(spark_type, dict) and spark_type.get("type") == "struct":
+        for inner, member in zip(spark_type["fields"], kind.fields):
+            _annotate_field_ids(inner, member.type, member.field_id)
+    elif isinstance(kind, canonical.ArrayType) and isinstance(spark_type, dict) and spark_type.get("type") == "array":
+        _annotate_type(spark_type["elementType"], kind.element)
+    elif isinstance(kind, canonical.MapType) and isinstance(spark_type, dict) and spark_type.get("type") == "map":
+        _annotate_type(spark_type["keyType"], kind.key)
+        _annotate_type(spark_type["valueType"], kind.value)
 
 
 def _storage_view(metadata: TableMetadata) -> dict[str, Any]:

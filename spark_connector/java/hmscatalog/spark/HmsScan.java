@@ -143,6 +143,10 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
                 hadoopConf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), sqlConf.isParquetINT96AsTimestamp());
                 hadoopConf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), sqlConf.parquetInferTimestampNTZEnabled());
                 hadoopConf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), sqlConf.legacyParquetNanosAsLong());
+                if (table.isIceberg()) {
+                    // columns by Iceberg field id (the schema's parquet.field.id metadata), so renames read right
+                    hadoopConf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED().key(), true);
+                }
                 return new ParquetPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
                         readPartitionSchema, dataFilters, Option.empty(), new ParquetOptions(readerOptions, sqlConf));
             }

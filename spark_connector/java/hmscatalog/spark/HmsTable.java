@@ -111,6 +111,10 @@ final class HmsTable implements SupportsRead {
         return new HmsScanBuilder(this, options);
     }
 
+    boolean isIceberg() {
+        return view.path("format").asText("").equalsIgnoreCase("ICEBERG");
+    }
+
     JsonNode view() {
         return view;
     }
