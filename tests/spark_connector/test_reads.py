@@ -88,3 +88,21 @@ def test_splits_starting_mid_file_give_the_same_rows(spark: Any, small_splits: s
     ours = spark.sql(fingerprint.format(f"{small_splits}.{large_files}.{table}")).collect()
     theirs = spark.sql(fingerprint.format(f"spark_catalog.{large_files}.{table}")).collect()
     assert ours == theirs and ours[0][0] == 60_000
+
+
+def test_each_partition_prefers_its_splits_hosts(spark: Any, connected: str, written: str, connector_service: Server) -> None:
+    client = connector_service.client()
+    try:
+        plan = SplitPlan.loads(client.plan(connected, written, "pq"))
+    finally:
+        client.close()
+    frame = spark.sql(f"SELECT * FROM {connected}.{written}.pq")
+    scan = frame._jdf.queryExecution().executedPlan().collectLeaves().head()
+    rdd = scan.inputRDD()
+    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
+    preferred = []
+    for index in range(len(plan.splits)):
+        locations = scheduler.getPreferredLocs(rdd, index)
+        preferred.append(sorted(locations.apply(i).host() for i in range(locations.size())))
+    expected = [sorted(host for host in split.hosts if host != "localhost")[:3] for split in plan.splits]
+    assert preferred == expected and all(preferred)
