@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 		echo "hms-catalog's embedded metastore needs Java 17: install it or set JAVA_HOME"; exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,connect]'
 	@touch $(STAMP)
 
 install: $(STAMP)

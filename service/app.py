@@ -12,7 +12,7 @@ import asyncio
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -41,6 +41,7 @@ from hms_catalog.sql import ast
 from hms_catalog.store import CatalogDefinition
 from planner.core import plan_table
 from service.auth import token_matches
+from service.companions import RunningCompanion
 from service.errors import error_response, exception_response
 from service.metrics import RequestMetrics, render_metrics
 
@@ -49,6 +50,7 @@ __all__ = ["MAX_BODY_BYTES", "MAX_WAIT_SECONDS", "create_app"]
 MAX_BODY_BYTES = 1024 * 1024
 MAX_WAIT_SECONDS = 60.0
 _WAIT_SLICE = 0.5  # a long poll looks at other processes' REFRESHes and at shutdown this often
+_COMPANION_WAIT_SECONDS = 180.0  # a Spark Connect server being started: SELECTs wait for it, not start their own Spark
 _OPEN_PATHS = frozenset({"/v1/health"})
 _DRAIN_BYTES = 16 * 1024 * 1024  # the most of an oversized body read and dropped before answering 413
 
@@ -85,8 +87,10 @@ class StatementRequest(_Body):
 
 
 def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event | None = None,
-               max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    """The service's application. ``stopping`` is set when the server begins to shut down."""
+               max_body_bytes: int = MAX_BODY_BYTES, companions: Mapping[str, RunningCompanion] | None = None) -> FastAPI:
+    """The service's application. ``stopping`` is set when the server begins to shut down; ``companions``
+    (``serve --spark-connect``) are shown in ``/v1/health`` and run the sessions' SELECTs once ready."""
+    companions = dict(companions or {})
     stopping = stopping if stopping is not None else threading.Event()
     requests = RequestMetrics()
     engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
@@ -116,6 +120,8 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
         shared through each extra's ``for_session``, so names resolve by this request's position."""
         opened = Session(manager)
         opened.set_position(catalog, database)
+        for companion in companions.values():
+            opened.engine_options.update(companion.engine_options())
         with engine_lock:
             shared = dict(engine)
         opened.extras = {key: value.for_session(opened) if hasattr(value, "for_session") else value
@@ -155,8 +161,9 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
 
     @app.get("/v1/health")
     def health() -> dict[str, Any]:
-        return {"status": "stopping" if stopping.is_set() else "ok", "version": hms_catalog.__version__,
-                "home": str(manager.store.home), "uptime_seconds": round(time.time() - started, 3)}
+        answer = {"status": "stopping" if stopping.is_set() else "ok", "version": hms_catalog.__version__,
+                  "home": str(manager.store.home), "uptime_seconds": round(time.time() - started, 3)}
+        return {**answer, **{name: companion.health() for name, companion in companions.items()}}
 
     @app.get("/metrics", response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
@@ -292,6 +299,8 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
 
     @app.post("/v1/statements")
     def statements(body: StatementRequest) -> dict[str, Any]:
+        for companion in companions.values():  # SELECT's engine is chosen once: not before the companion is up
+            companion.wait_ready(_COMPANION_WAIT_SECONDS)
         ran = session(body.catalog, body.database)
         try:
             outcomes = list(ran.run(body.sql))  # every statement in order; the answer is the last one's

@@ -21,6 +21,7 @@ from hms_catalog.errors import ConfigurationError, HmsCatalogError
 from hms_catalog.registry import shared_manager
 from service.app import create_app
 from service.auth import load_token
+from service.companions import RunningCompanion, companions
 
 __all__ = ["COMMAND", "ServeCommand"]
 
@@ -63,11 +64,13 @@ class ServeCommand:
         parser.add_argument("--token-file", type=Path, help="read the bearer token from FILE instead of HOME/server.token")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+        for companion in companions():
+            companion.add_arguments(parser)
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
         try:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file,
-                         tls_cert=args.tls_cert, tls_key=args.tls_key)
+                         tls_cert=args.tls_cert, tls_key=args.tls_key, args=args)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -89,8 +92,11 @@ class _Server(uvicorn.Server):
 
 
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
-          tls_cert: Path | None = None, tls_key: Path | None = None) -> int:
-    """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop."""
+          tls_cert: Path | None = None, tls_key: Path | None = None, args: argparse.Namespace | None = None) -> int:
+    """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
+
+    ``args``: the parsed ``serve`` options, which say what companions (``--spark-connect``) to start.
+    """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
     for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
@@ -100,18 +106,29 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     listener = _bind(host, port)
     stopping = threading.Event()
     manager = shared_manager(home)
-    app = create_app(manager, token, stopping=stopping)
+    bound_host, bound_port = listener.getsockname()[:2]
+    scheme = "https" if tls_cert else "http"
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    url = f"{scheme}://{shown_host}:{bound_port}"
+    running: dict[str, RunningCompanion] = {}
+    try:
+        for companion in companions() if args is not None else []:
+            started = companion.start(args, service_url=url, token=token, host=bound_host, home=home)  # type: ignore[arg-type]
+            if started is not None:
+                running[companion.name] = started
+    except BaseException:
+        for started in running.values():
+            started.stop()
+        listener.close()
+        raise
+    app = create_app(manager, token, stopping=stopping, companions=running)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None,
     )
     server = _Server(config, stopping)
-    bound_host, bound_port = listener.getsockname()[:2]
-    scheme = "https" if tls_cert else "http"
-    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    print(f"hms-catalog service at {scheme}://{shown_host}:{bound_port} for {home} (token in {token_path})",
-          file=sys.stderr, flush=True)
+    print(f"hms-catalog service at {url} for {home} (token in {token_path})", file=sys.stderr, flush=True)
     # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -120,6 +137,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         listener.close()
+        for started in running.values():
+            started.stop()
     print("hms-catalog service stopped", file=sys.stderr, flush=True)
     return 0 if server.started else 1
 

@@ -54,10 +54,15 @@ def _view_name(table: ExternalTable) -> str:
 class CatalogSql:
     """Runs queries naming catalog tables on ``spark``, resolving names as ``session`` does (SWITCH/USE)."""
 
-    def __init__(self, spark: Any, session: Session, *, owns_spark: bool = False) -> None:
+    def __init__(self, spark: Any, session: Session, *, owns_spark: bool = False, native_catalogs: bool = False) -> None:
         self.spark = spark
         self.session = session
         self.owns_spark = owns_spark  # started for this runner (SELECT in a session): stopped by close()
+        # A Spark whose catalogs include ours (the native connector's, as a Spark Connect server started by
+        # ``serve --spark-connect`` has them): a table of a catalog registered there is only qualified
+        # and Spark reads it itself; the others still become views over the hms source.
+        self.native_catalogs = native_catalogs
+        self._registered: dict[str, bool] = {}
         # The data source finds its catalogs by home: it must find this session's live catalogs there,
         # or a REFRESH run in the session would not reach what SELECT reads.
         adopt_manager(session.manager)
@@ -66,6 +71,10 @@ class CatalogSql:
 
     def rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]]]:
         """The query with catalog tables replaced by view names, and what each view must read."""
+        rewritten, views, _ = self._rewrite(query)
+        return rewritten, views
+
+    def _rewrite(self, query: str) -> tuple[str, dict[str, tuple[ExternalTable, list[str] | None]], set[str]]:
         # Any statement spark.sql takes (INSERT ... SELECT FROM cat.db.t too); every sqlglot failure
         # becomes a positioned SqlSyntaxError. Statements naming no catalog table run unchanged.
         tree = parse_spark_statement(query)
@@ -82,10 +91,19 @@ class CatalogSql:
                                      or "NATURAL" in str(join.args.get("kind") or "").upper()
                                      for join in tree.find_all(exp.Join))
         views: dict[str, tuple[ExternalTable, list[str] | None]] = {}
+        natives: set[str] = set()
         catalogs = {d.name for d in self.session.manager.definitions()}  # the store, read once per query
         for node in list(tree.find_all(exp.Table)):
             table = self._resolve(node, ctes, catalogs)
             if table is None:
+                continue
+            if self._native(table.catalog):
+                if not node.alias:
+                    node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+                node.set("catalog", exp.to_identifier(table.catalog))
+                node.set("db", exp.to_identifier(table.database))
+                node.set("this", exp.to_identifier(table.name))
+                natives.add(table.full_name)
                 continue
             view = _view_name(table)
             schema = table.schema
@@ -103,7 +121,14 @@ class CatalogSql:
             node.set("catalog", None)
             node.set("db", None)
             node.set("this", exp.to_identifier(view))
-        return tree.sql(dialect="spark"), views
+        return tree.sql(dialect="spark"), views, natives
+
+    def _native(self, catalog: str) -> bool:
+        if not self.native_catalogs:
+            return False
+        if catalog not in self._registered:
+            self._registered[catalog] = self.spark.conf.get(f"spark.sql.catalog.{catalog}", None) is not None
+        return self._registered[catalog]
 
     def for_session(self, session: Session) -> CatalogSql:
         """A runner on the same SparkSession that resolves names as ``session`` does; it never stops Spark.
@@ -111,7 +136,7 @@ class CatalogSql:
         How a process serving many sessions (the catalog service) shares one warm Spark between them,
         each statement resolving short names by its own session's SWITCH and USE.
         """
-        return CatalogSql(self.spark, session, owns_spark=False)
+        return CatalogSql(self.spark, session, owns_spark=False, native_catalogs=self.native_catalogs)
 
     def close(self) -> None:
         """Stop the SparkSession when this runner started it; one handed in belongs to its caller."""
@@ -120,8 +145,8 @@ class CatalogSql:
             self.spark.stop()
 
     def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:
-        rewritten, views = self.rewrite(query)
-        if not views:
+        rewritten, views, natives = self._rewrite(query)
+        if not views and not natives:
             return self._run(query, *args, **kwargs)
         for view, (table, columns) in views.items():
             reader = self.spark.read.format("hms").option("home", self.home)

@@ -33,7 +33,8 @@ def run_query(session: Session, statement: ast.Query) -> Result:
         # A SparkSession the process already had (a notebook's) is used, never stopped by this session.
         started = SparkSession.getActiveSession() is None
         spark = spark_session(session.engine_options.get("master"), session.engine_options.get("remote"))
-        runner = CatalogSql(spark, session, owns_spark=started)
+        native = session.engine_options.get("native_catalogs") == "true"
+        runner = CatalogSql(spark, session, owns_spark=started, native_catalogs=native)
         session.extras["spark_sql"] = runner
     frame = runner.sql(statement.sql)
     rows = [tuple(_plain(v) for v in row) for row in frame.collect()]
