@@ -32,6 +32,7 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR)
+	$(BIN)/python -m spark_connector.demo --dir $(DEMO_DIR)
 
 # ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
 lint: install
