@@ -68,6 +68,12 @@ def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     (headed / "part-1.csv").write_text("id,name\n3,c\n")
     spark.sql(f"CREATE EXTERNAL TABLE {DB}.headed (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
               f"STORED AS TEXTFILE LOCATION '{headed.as_uri()}' TBLPROPERTIES ('skip.header.line.count' = '1')")
+    spark.sql(f"CREATE TABLE {DB}.ds_csv (id INT, name STRING, born DATE, p INT) USING csv "
+              "OPTIONS (header 'true', sep ';', nullValue 'NIL') PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds_csv VALUES (1, 'a;b', DATE'2024-01-01', 1), (2, NULL, NULL, 1), (3, 'c', NULL, 2)")
+    spark.sql(f"CREATE TABLE {DB}.ds_json (id INT, point STRUCT<x: DOUBLE, tags: ARRAY<STRING>>, p STRING) USING json "
+              "PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds_json VALUES (1, named_struct('x', 1.5, 'tags', array('a')), 'x'), (2, NULL, 'y')")
     spark.sql(f"CREATE TABLE {DB}.ds (id BIGINT, label STRING, p INT) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
     yield DB

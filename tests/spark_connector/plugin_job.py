@@ -11,5 +11,11 @@ spark = SparkSession.builder.getOrCreate()
 tables = sorted(row.tableName for row in spark.sql(f"SHOW TABLES IN conn.{database}").collect())
 count = spark.sql(f"SELECT count(*) FROM conn.{database}.pq WHERE dt = '2024-01-01'").collect()[0][0]
 registered = spark.conf.get("spark.sql.catalog.conn")
-print("RESULT " + json.dumps({"tables": tables, "count": count, "registered": registered}))
+refused = None
+if len(sys.argv) > 2:  # a table only the Python source reads: this job never registered it
+    try:
+        spark.sql(f"SELECT * FROM conn.{sys.argv[2]}").collect()
+    except Exception as error:  # noqa: BLE001 - the message is what the test checks
+        refused = str(error)
+print("RESULT " + json.dumps({"tables": tables, "count": count, "registered": registered, "refused": refused}))
 spark.stop()

@@ -8,9 +8,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from hms_catalog.metastore._setup import spark_jars_dir
 from spark_connector import CATALOG_CLASS, PLUGIN_CLASS, connector_jar
+from tests.planner.test_iceberg_deletes import positioned  # noqa: F401 - an Iceberg table with position deletes
 from tests.support.service import Server
 
 JOB = Path(__file__).with_name("plugin_job.py")
@@ -25,15 +27,19 @@ def spark_submit(*arguments: str, token: str | None) -> subprocess.CompletedProc
     return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300, check=False)
 
 
-def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Server, written: str) -> None:
+def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Server, written: str, positioned: Any,  # noqa: F811
+                                                         unique_name: str) -> None:
     done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", str(JOB), written,
-                        token=connector_service.token)
+                        f"{unique_name}.positioned", token=connector_service.token)
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
     seen = json.loads(line.removeprefix("RESULT "))
     assert seen["registered"] == CATALOG_CLASS
     assert {"pq", "orc", "txt"} <= set(seen["tables"])
     assert seen["count"] == 3
+    # No Python source in this job: a table only it can read fails, saying why and what to do.
+    assert "cannot read conn." in seen["refused"] and "Iceberg delete files" in seen["refused"]
+    assert "PySpark driver reads it through the Python source" in seen["refused"]
 
 
 def test_the_plugin_without_a_service_address_says_what_is_missing(written: str) -> None:

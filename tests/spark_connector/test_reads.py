@@ -15,7 +15,7 @@ def multiset(rows: list[Any]) -> Counter[str]:
     return Counter(repr(row.asDict(recursive=True)) for row in rows)
 
 
-@pytest.mark.parametrize("table", ["pq", "orc", "txt", "csv", "ds"])
+@pytest.mark.parametrize("table", ["pq", "orc", "txt", "csv", "ds", "ds_csv", "ds_json"])
 def test_same_rows_as_spark_reading_the_table_itself(spark: Any, connected: str, written: str, table: str) -> None:
     ours = spark.sql(f"SELECT * FROM {connected}.{written}.{table}").collect()
     theirs = spark.sql(f"SELECT * FROM spark_catalog.{written}.{table}").collect()

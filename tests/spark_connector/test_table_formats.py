@@ -25,10 +25,15 @@ def test_iceberg_reads_follow_renames_by_field_id(spark: Any, connected: str, ev
     assert "Reader: parquet" in ours._jdf.queryExecution().executedPlan().toString()
 
 
-def test_iceberg_delete_files_are_refused_with_the_reason(spark: Any, connected: str, positioned: Any,  # noqa: F811
-                                                          unique_name: str) -> None:
-    with pytest.raises(Exception, match="cannot read .*positioned yet: .*Iceberg delete files"):
-        spark.sql(f"SELECT * FROM {connected}.{unique_name}.positioned").collect()
+def test_iceberg_deletes_are_read_by_the_python_source_in_a_pyspark_driver(spark: Any, connected: str,
+                                                                            positioned: Any,  # noqa: F811
+                                                                            unique_name: str) -> None:
+    frame = spark.sql(f"SELECT * FROM {connected}.{unique_name}.positioned")
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    assert "Reader: python (the hms source), because its split of" in plan and "Iceberg delete files" in plan
+    assert frame_rows(frame) == arrow_rows(positioned.table.scan().to_arrow())
+    counted = spark.sql(f"SELECT count(*) FROM {connected}.{unique_name}.positioned WHERE id >= 4000").collect()[0][0]
+    assert counted == sum(1 for row in positioned.expected if row["id"] >= 4000)
 
 
 def test_hudi_copy_on_write_equals_hudi_rs(spark: Any, connected: str, trips: str) -> None:  # noqa: F811
@@ -41,7 +46,7 @@ def test_hudi_copy_on_write_equals_hudi_rs(spark: Any, connected: str, trips: st
 
 
 @pytest.mark.parametrize("archive", MOR_FIXTURES, ids=lambda p: p.stem)
-def test_merge_on_read_read_optimized_equals_hudi_rs_and_snapshots_are_refused(
+def test_merge_on_read_read_optimized_and_snapshot_reads_equal_hudi_rs(
         spark: Any, connected: str, connector_service: Server, archive: Path, admin: Any, unique_name: str,
         tmp_path: Path) -> None:
     import zipfile
@@ -67,9 +72,8 @@ def test_merge_on_read_read_optimized_equals_hudi_rs_and_snapshots_are_refused(
         snapshot = SplitPlan.loads(client.plan(connected, unique_name, "t_rt"))
     finally:
         client.close()
-    if any(split.log_files for split in snapshot.splits):
-        with pytest.raises(Exception, match="Hudi merge-on-read snapshot"):
-            spark.sql(f"SELECT * FROM {connected}.{unique_name}.t_rt").collect()
-    else:  # every file slice compacted: the snapshot is its base files
-        rt = spark.sql(f"SELECT * FROM {connected}.{unique_name}.t_rt")
-        assert frame_rows(rt.select(*data_columns)) == frame_rows(spark.createDataFrame(theirs))
+    rt = spark.sql(f"SELECT * FROM {connected}.{unique_name}.t_rt")
+    merged = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(root)).build().read())
+    assert frame_rows(rt.select(*data_columns)) == frame_rows(spark.createDataFrame(merged.select(data_columns)))
+    reader = "Reader: python" if any(split.log_files for split in snapshot.splits) else "Reader: parquet"
+    assert reader in rt._jdf.queryExecution().executedPlan().toString()

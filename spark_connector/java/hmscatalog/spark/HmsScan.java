@@ -14,7 +14,11 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.catalyst.csv.CSVOptions;
+import org.apache.spark.sql.catalyst.json.JSONOptionsInRead;
 import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.v2.csv.CSVPartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.json.JsonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.orc.OrcOptions;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport;
@@ -50,6 +54,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
     private final Filter[] dataFilters;
     private final String where;
     private SplitPlanPartitions plan;
+    private JsonNode planJson;
 
     HmsScan(HmsTable table, CaseInsensitiveStringMap options, StructType readDataSchema, StructType readPartitionSchema,
             Filter[] partitionFilters, Filter[] dataFilters) {
@@ -89,21 +94,31 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
         return this;
     }
 
-    private synchronized SplitPlanPartitions plan() {
+    synchronized SplitPlanPartitions plan() {
         if (plan == null) {
             ObjectNode request = ServiceClient.JSON.createObjectNode();
             if (where != null) {
                 request.put("where", where);
             }
-            JsonNode answer = table.client().post(table.planPath(), request);
-            plan = SplitPlanPartitions.of(table, answer, readPartitionSchema, SQLConf.get().sessionLocalTimeZone());
+            planJson = table.client().post(table.planPath(), request);
+            plan = SplitPlanPartitions.of(table, planJson, readPartitionSchema, SQLConf.get().sessionLocalTimeZone());
         }
         return plan;
     }
 
+    /** The plan as the service answered it (made by {@link #plan()}). */
+    synchronized JsonNode planJson() {
+        plan();
+        return planJson;
+    }
+
     @Override
     public InputPartition[] planInputPartitions() {
-        return plan().partitions();
+        SplitPlanPartitions planned = plan();
+        if (planned.pythonOnly() != null) {
+            throw SplitPlanPartitions.unsupported(table, planned.pythonOnly());
+        }
+        return planned.partitions();
     }
 
     @Override
@@ -155,12 +170,41 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
                 return new OrcPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
                         readPartitionSchema, dataFilters, Option.empty(), new OrcOptions(readerOptions, sqlConf), memoryMode);
             }
+            case "spark-csv": {
+                scala.collection.immutable.Map<String, String> tableOptions = sourceOptions();
+                CSVOptions csv = new CSVOptions(tableOptions, sqlConf.csvColumnPruning(), sqlConf.sessionLocalTimeZone(),
+                        sqlConf.columnNameOfCorruptRecord());
+                return new CSVPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
+                        readPartitionSchema, csv, scalaSeq(dataFilters));
+            }
+            case "spark-json": {
+                JSONOptionsInRead json = new JSONOptionsInRead(sourceOptions(), sqlConf.sessionLocalTimeZone(),
+                        sqlConf.columnNameOfCorruptRecord());
+                return new JsonPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
+                        readPartitionSchema, json, scalaSeq(dataFilters));
+            }
             case "hive-serde":
                 return new HiveSerdeReaderFactory(broadcast(hadoopConf), HiveStorage.of(table), readDataSchema,
                         readPartitionSchema);
             default:
                 throw new UnsupportedOperationException("no reader for " + planned.reader());
         }
+    }
+
+    /** The options a Spark data source table was created with (kept as its serde parameters), then the scan's. */
+    private scala.collection.immutable.Map<String, String> sourceOptions() {
+        java.util.Map<String, String> merged = new java.util.HashMap<>();
+        for (java.util.Map.Entry<String, JsonNode> option : table.view().path("storage").path("serde_parameters").properties()) {
+            if (!option.getKey().equalsIgnoreCase("path") && !option.getValue().isNull()) {
+                merged.put(option.getKey(), option.getValue().asText());
+            }
+        }
+        merged.putAll(options.asCaseSensitiveMap());
+        return scala.collection.immutable.Map.from(CollectionConverters.asScala(merged));
+    }
+
+    private static scala.collection.immutable.Seq<Filter> scalaSeq(Filter[] filters) {
+        return scala.collection.immutable.List.from(CollectionConverters.asScala(Arrays.asList(filters)));
     }
 
     private static Broadcast<SerializableConfiguration> broadcast(Configuration conf) {

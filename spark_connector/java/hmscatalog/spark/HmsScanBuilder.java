@@ -97,8 +97,24 @@ final class HmsScanBuilder implements ScanBuilder, SupportsPushDownFilters, Supp
         readPartitionSchema = new StructType(partitions.toArray(new StructField[0]));
     }
 
+    /**
+     * The scan. A plan only the Python source can read (Iceberg delete files, Hudi log files) is read by it
+     * when this session has it registered (a PySpark driver); otherwise the scan fails saying why.
+     */
     @Override
     public Scan build() {
-        return new HmsScan(table, options, readDataSchema, readPartitionSchema, partitionFilters, dataFilters);
+        HmsScan scan = new HmsScan(table, options, readDataSchema, readPartitionSchema, partitionFilters, dataFilters);
+        String reason = scan.plan().pythonOnly();
+        if (reason != null) {
+            List<String> columns = new ArrayList<>();
+            for (StructField field : scan.readSchema().fields()) {
+                columns.add(field.name());
+            }
+            Scan python = PythonSourceScan.of(table, scan.planJson(), columns, reason);
+            if (python != null) {
+                return python;
+            }
+        }
+        return scan;
     }
 }

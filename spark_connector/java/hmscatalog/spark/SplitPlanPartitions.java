@@ -34,17 +34,20 @@ final class SplitPlanPartitions {
     private final String reader;
     private final long bytes;
 
-    private SplitPlanPartitions(InputPartition[] partitions, String reader, long bytes) {
+    private final String pythonOnly;
+
+    private SplitPlanPartitions(InputPartition[] partitions, String reader, long bytes, String pythonOnly) {
         this.partitions = partitions;
         this.reader = reader;
         this.bytes = bytes;
+        this.pythonOnly = pythonOnly;
     }
 
     InputPartition[] partitions() {
         return partitions;
     }
 
-    /** parquet, orc or hive-serde: which reader factory reads every split. */
+    /** parquet, orc, hive-serde, spark-csv or spark-json: which reader factory reads every split. */
     String reader() {
         return reader;
     }
@@ -56,17 +59,18 @@ final class SplitPlanPartitions {
     static SplitPlanPartitions of(HmsTable table, JsonNode plan, StructType partitionSchema, String timeZone) {
         JsonNode splits = plan.path("splits");
         TreeSet<String> formats = new TreeSet<>();
+        String pythonOnly = null;
         InputPartition[] partitions = new InputPartition[splits.size()];
         long bytes = 0;
         scala.collection.immutable.Map<String, Object> noMetadata = scala.collection.immutable.Map$.MODULE$.empty();
         for (int index = 0; index < splits.size(); index++) {
             JsonNode split = splits.get(index);
             String path = split.path("path").asText();
-            if (split.path("delete_files").size() > 0) {
-                throw unsupported(table, "its split of " + path + " has Iceberg delete files to apply");
+            if (pythonOnly == null && split.path("delete_files").size() > 0) {
+                pythonOnly = "its split of " + path + " has Iceberg delete files to apply";
             }
-            if (split.path("log_files").size() > 0) {
-                throw unsupported(table, "it is a Hudi merge-on-read snapshot (" + path + " has log files to merge)");
+            if (pythonOnly == null && split.path("log_files").size() > 0) {
+                pythonOnly = "it is a Hudi merge-on-read snapshot (" + path + " has log files to merge)";
             }
             formats.add(split.path("file_format").asText("").toLowerCase(Locale.ROOT));
             JsonNode hostNodes = split.path("hosts");
@@ -82,7 +86,15 @@ final class SplitPlanPartitions {
                     split.path("modification_time").asLong(0), split.path("file_length").asLong(), noMetadata);
             partitions[index] = new FilePartition(index, new PartitionedFile[] {file});
         }
-        return new SplitPlanPartitions(partitions, readerFor(table, formats), bytes);
+        if (pythonOnly != null) {
+            return new SplitPlanPartitions(partitions, "python", bytes, pythonOnly);
+        }
+        return new SplitPlanPartitions(partitions, readerFor(table, formats), bytes, null);
+    }
+
+    /** Why only the Python source can read this plan (null: the JVM readers can). */
+    String pythonOnly() {
+        return pythonOnly;
     }
 
     private static String readerFor(HmsTable table, TreeSet<String> formats) {
@@ -96,16 +108,21 @@ final class SplitPlanPartitions {
         if (format.equals("parquet") || format.equals("orc")) {
             return format;
         }
-        boolean hiveSerde = !table.view().hasNonNull("spark_provider") && table.view().path("storage").hasNonNull("serde");
+        boolean sparkSource = table.view().hasNonNull("spark_provider");
+        if (sparkSource && (format.equals("csv") || format.equals("json"))) {
+            return "spark-" + format;  // Spark's own CSV and JSON readers, with the options the table was made with
+        }
+        boolean hiveSerde = !sparkSource && table.view().path("storage").hasNonNull("serde");
         if (hiveSerde && (format.equals("text") || format.equals("csv") || format.equals("json"))) {
             return "hive-serde";
         }
         throw unsupported(table, "its files are " + format + (hiveSerde ? "" : " written by a Spark data source"));
     }
 
-    private static UnsupportedOperationException unsupported(HmsTable table, String why) {
+    static UnsupportedOperationException unsupported(HmsTable table, String why) {
         return new UnsupportedOperationException("the native connector cannot read " + table.fullName() + " yet: " + why
-                + "; read it through the Python source instead (spark.read.format(\"hms\"), or hms-catalog's SELECT)");
+                + "; a PySpark driver reads it through the Python source by itself (register it with "
+                + "planner.spark.register(spark)); elsewhere use spark.read.format(\"hms\") from PySpark, or hms-catalog's SELECT");
     }
 
     /** The split's partition values, typed as Spark's own Hive reader types them (a Cast from the string). */
