@@ -16,11 +16,14 @@ from tests.planner.test_iceberg_deletes import positioned  # noqa: F401 - an Ice
 from tests.support.service import Server
 
 JOB = Path(__file__).with_name("plugin_job.py")
+SCALA_JOB = Path(__file__).with_name("scala_job.scala")
 
 
-def spark_submit(*arguments: str, token: str | None) -> subprocess.CompletedProcess[str]:
-    submit = spark_jars_dir().parent / "bin" / "spark-submit"
-    environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+def spark_submit(*arguments: str, token: str | None, tool: str = "spark-submit",
+                 environment: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    submit = spark_jars_dir().parent / "bin" / tool
+    environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+                   **(environment or {})}
     token_conf = ["--conf", f"spark.hmscatalog.token={token}"] if token is not None else []
     command = [str(submit), "--master", "local[1]", "--jars", str(connector_jar()), "--conf", f"spark.plugins={PLUGIN_CLASS}",
                "--conf", "spark.ui.enabled=false", *token_conf, *arguments]
@@ -46,3 +49,14 @@ def test_the_plugin_without_a_service_address_says_what_is_missing(written: str)
     done = spark_submit(str(JOB), written, token=None)
     assert done.returncode != 0
     assert "spark.hmscatalog.uri" in done.stderr and "is not set" in done.stderr
+
+
+def test_a_scala_job_reads_the_catalogs_through_the_plugin(connector_service: Server, written: str, spark: Any) -> None:
+    done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", "-i", str(SCALA_JOB),
+                        token=connector_service.token, tool="spark-shell", environment={"HMS_DB": written})
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
+    tables, rows = line.removeprefix("RESULT tables=").split(" rows=")
+    assert {"pq", "orc", "txt"} <= set(tables.split(","))
+    theirs = sorted(f"{row.id}|{row.dt}" for row in spark.sql(f"SELECT id, dt FROM spark_catalog.{written}.pq WHERE hr = 2").collect())
+    assert sorted(rows.split(",")) == theirs
