@@ -3,6 +3,7 @@ through the native connector (the jar is on the session's ``spark.jars``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -80,21 +81,33 @@ def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
 
-SMALL = "connsmall"  # the same metastore with 64 KiB splits: files are read in several splits from mid-file offsets
+@contextlib.contextmanager
+def split_catalog(spark: Any, service: Server, metastore_uri: str, name: str, split_size: int) -> Iterator[str]:
+    """A catalog ``name`` of the same metastore whose splits are ``split_size`` bytes, registered in Spark."""
+    client = service.client()
+    client.create_catalog(name, {"type": "hms", "hive.metastore.uris": metastore_uri,
+                                 "file_split_size": str(split_size), "file.split.min-size": str(split_size)})
+    client.close()
+    settings = catalog_conf(name, service.url, service.token)
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    yield name
+    for key in settings:
+        spark.conf.unset(key)
 
 
 @pytest.fixture(scope="package")
 def small_splits(spark: Any, connector_service: Server, metastore_uri: str) -> Iterator[str]:
-    client = connector_service.client()
-    client.create_catalog(SMALL, {"type": "hms", "hive.metastore.uris": metastore_uri,
-                                  "file_split_size": "65536", "file.split.min-size": "65536"})
-    client.close()
-    settings = catalog_conf(SMALL, connector_service.url, connector_service.token)
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield SMALL
-    for key in settings:
-        spark.conf.unset(key)
+    """64 KiB splits: the large files below are read in several splits from mid-file offsets."""
+    with split_catalog(spark, connector_service, metastore_uri, "connsmall", 65536) as name:
+        yield name
+
+
+@pytest.fixture(scope="package")
+def tiny_splits(spark: Any, connector_service: Server, metastore_uri: str) -> Iterator[str]:
+    """8 KiB splits: each row group of a small Parquet file is a split of its own."""
+    with split_catalog(spark, connector_service, metastore_uri, "conntiny", 8192) as name:
+        yield name
 
 
 @pytest.fixture(scope="package")

@@ -12,7 +12,9 @@ from typing import Any
 
 from hms_catalog.metastore._setup import spark_jars_dir
 from spark_connector import CATALOG_CLASS, PLUGIN_CLASS, connector_jar
-from tests.planner.test_iceberg_deletes import positioned  # noqa: F401 - an Iceberg table with position deletes
+from tests.planner.test_hudi_merge import TRIPS, hudi_table, unzip_table
+from tests.spark.test_hudi_snapshot import register_snapshot_table
+from tests.support.hms import Admin
 from tests.support.service import Server
 
 JOB = Path(__file__).with_name("plugin_job.py")
@@ -30,10 +32,12 @@ def spark_submit(*arguments: str, token: str | None, tool: str = "spark-submit",
     return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300, check=False)
 
 
-def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Server, written: str, positioned: Any,  # noqa: F811
-                                                         unique_name: str) -> None:
+def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Server, written: str, admin: Admin,
+                                                         unique_name: str, tmp_path: Path) -> None:
+    root = unzip_table(TRIPS, tmp_path)
+    register_snapshot_table(admin, unique_name, root, hudi_table(root))  # a snapshot with log files to merge
     done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", str(JOB), written,
-                        f"{unique_name}.positioned", token=connector_service.token)
+                        f"{unique_name}.t_rt", token=connector_service.token)
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
     seen = json.loads(line.removeprefix("RESULT "))
@@ -41,7 +45,7 @@ def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Serv
     assert {"pq", "orc", "txt"} <= set(seen["tables"])
     assert seen["count"] == 3
     # No Python source in this job: a table only it can read fails, saying why and what to do.
-    assert "cannot read conn." in seen["refused"] and "Iceberg delete files" in seen["refused"]
+    assert "cannot read conn." in seen["refused"] and "Hudi merge-on-read snapshot" in seen["refused"]
     assert "PySpark driver reads it through the Python source" in seen["refused"]
 
 

@@ -3,6 +3,7 @@ clear error where the JVM side cannot read a table yet."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from planner.plan import SplitPlan
-from tests.planner.test_iceberg_deletes import positioned  # noqa: F401 - an Iceberg table with position deletes
+from tests.planner.test_iceberg_deletes import equalities, positioned  # noqa: F401 - Iceberg tables with deletes
 from tests.planner.test_iceberg_hudi_planning import trips  # noqa: F401 - a Hudi copy-on-write table
 from tests.spark.test_table_formats import MOR_FIXTURES, arrow_rows, evolved, frame_rows  # noqa: F401
 from tests.support.hudi_tables import hive_sync_table
@@ -25,15 +26,34 @@ def test_iceberg_reads_follow_renames_by_field_id(spark: Any, connected: str, ev
     assert "Reader: parquet" in ours._jdf.queryExecution().executedPlan().toString()
 
 
-def test_iceberg_deletes_are_read_by_the_python_source_in_a_pyspark_driver(spark: Any, connected: str,
-                                                                            positioned: Any,  # noqa: F811
-                                                                            unique_name: str) -> None:
+def test_iceberg_position_deletes_are_applied_in_the_jvm(spark: Any, connected: str, positioned: Any,  # noqa: F811
+                                                          unique_name: str) -> None:
     frame = spark.sql(f"SELECT * FROM {connected}.{unique_name}.positioned")
     plan = frame._jdf.queryExecution().executedPlan().toString()
-    assert "Reader: python (the hms source), because its split of" in plan and "Iceberg delete files" in plan
+    assert "Reader: parquet" in plan and "IcebergDeletes: 2 files" in plan
     assert frame_rows(frame) == arrow_rows(positioned.table.scan().to_arrow())
     counted = spark.sql(f"SELECT count(*) FROM {connected}.{unique_name}.positioned WHERE id >= 4000").collect()[0][0]
     assert counted == sum(1 for row in positioned.expected if row["id"] >= 4000)
+    names = spark.sql(f"SELECT name FROM {connected}.{unique_name}.positioned").collect()
+    assert sorted(row.name for row in names) == sorted(row["name"] for row in positioned.expected)
+
+
+def test_iceberg_position_deletes_across_mid_file_splits(spark: Any, tiny_splits: str, positioned: Any,  # noqa: F811
+                                                         unique_name: str) -> None:
+    frame = spark.sql(f"SELECT id FROM {tiny_splits}.{unique_name}.positioned")
+    assert frame.rdd.getNumPartitions() > 2
+    assert sorted(row.id for row in frame.collect()) == sorted(row["id"] for row in positioned.expected)
+
+
+def test_iceberg_equality_deletes_are_applied_in_the_jvm(spark: Any, connected: str, equalities: Any,  # noqa: F811
+                                                         unique_name: str) -> None:
+    frame = spark.sql(f"SELECT * FROM {connected}.{unique_name}.{equalities.name}")
+    assert "Reader: parquet" in frame._jdf.queryExecution().executedPlan().toString()
+    # pyiceberg refuses equality deletes: the fixture's rows are the deletes applied by Iceberg's rule
+    expected = Counter((row["id"], row["name"], row["region"]) for row in equalities.expected)
+    assert Counter((row.id, row.name, row.region) for row in frame.collect()) == expected
+    only_id = spark.sql(f"SELECT id FROM {connected}.{unique_name}.{equalities.name}").collect()  # keys read, then dropped
+    assert sorted(row.id for row in only_id) == sorted(row["id"] for row in equalities.expected)
 
 
 def test_hudi_copy_on_write_equals_hudi_rs(spark: Any, connected: str, trips: str) -> None:  # noqa: F811

@@ -20,6 +20,7 @@ import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.json.JsonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.orc.OrcOptions;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat$;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport;
@@ -27,6 +28,8 @@ import org.apache.spark.sql.execution.datasources.v2.orc.OrcPartitionReaderFacto
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -85,6 +88,11 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
         if (plan != null) {
             text.append(", Splits: ").append(plan.partitions().length)
                     .append(", Reader: ").append(plan.reader());
+            if (plan.deletes() != null) {
+                long files = plan.deletes().values().stream().flatMap(split -> split.files().stream())
+                        .map(IcebergDeletes.DeleteFile::path).distinct().count();
+                text.append(", IcebergDeletes: ").append(files).append(" files applied in the JVM");
+            }
         }
         return text.toString();
     }
@@ -146,24 +154,10 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
         scala.collection.immutable.Map<String, String> readerOptions = scalaMap(options);
         switch (planned.reader()) {
             case "parquet": {
-                String requested = readDataSchema.json();
-                hadoopConf.set("parquet.read.support.class", ParquetReadSupport.class.getName());
-                hadoopConf.set(ParquetReadSupport.SPARK_ROW_REQUESTED_SCHEMA(), requested);
-                hadoopConf.set(ParquetWriteSupport.SPARK_ROW_SCHEMA(), requested);
-                hadoopConf.set(SQLConf.SESSION_LOCAL_TIMEZONE().key(), sqlConf.sessionLocalTimeZone());
-                hadoopConf.setBoolean(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED().key(), sqlConf.nestedSchemaPruningEnabled());
-                hadoopConf.setBoolean(SQLConf.CASE_SENSITIVE().key(), sqlConf.caseSensitiveAnalysis());
-                ParquetWriteSupport.setSchema(readDataSchema, hadoopConf);
-                hadoopConf.setBoolean(SQLConf.PARQUET_BINARY_AS_STRING().key(), sqlConf.isParquetBinaryAsString());
-                hadoopConf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), sqlConf.isParquetINT96AsTimestamp());
-                hadoopConf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), sqlConf.parquetInferTimestampNTZEnabled());
-                hadoopConf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), sqlConf.legacyParquetNanosAsLong());
-                if (table.isIceberg()) {
-                    // columns by Iceberg field id (the schema's parquet.field.id metadata), so renames read right
-                    hadoopConf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED().key(), true);
+                if (planned.deletes() != null) {
+                    return deletingParquetFactory(planned, sqlConf, hadoopConf, readerOptions);
                 }
-                return new ParquetPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
-                        readPartitionSchema, dataFilters, Option.empty(), new ParquetOptions(readerOptions, sqlConf));
+                return parquetFactory(readDataSchema, sqlConf, hadoopConf, readerOptions, broadcastAfter(hadoopConf, readDataSchema, sqlConf));
             }
             case "orc": {
                 MemoryMode memoryMode = sqlConf.offHeapColumnVectorEnabled() ? MemoryMode.OFF_HEAP : MemoryMode.ON_HEAP;
@@ -189,6 +183,57 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
             default:
                 throw new UnsupportedOperationException("no reader for " + planned.reader());
         }
+    }
+
+    /** Spark's ParquetScan sets these for its reader factory; the factory reads them from the Hadoop conf. */
+    private Broadcast<SerializableConfiguration> broadcastAfter(Configuration hadoopConf, StructType requested, SQLConf sqlConf) {
+        String json = requested.json();
+        hadoopConf.set("parquet.read.support.class", ParquetReadSupport.class.getName());
+        hadoopConf.set(ParquetReadSupport.SPARK_ROW_REQUESTED_SCHEMA(), json);
+        hadoopConf.set(ParquetWriteSupport.SPARK_ROW_SCHEMA(), json);
+        hadoopConf.set(SQLConf.SESSION_LOCAL_TIMEZONE().key(), sqlConf.sessionLocalTimeZone());
+        hadoopConf.setBoolean(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED().key(), sqlConf.nestedSchemaPruningEnabled());
+        hadoopConf.setBoolean(SQLConf.CASE_SENSITIVE().key(), sqlConf.caseSensitiveAnalysis());
+        ParquetWriteSupport.setSchema(requested, hadoopConf);
+        hadoopConf.setBoolean(SQLConf.PARQUET_BINARY_AS_STRING().key(), sqlConf.isParquetBinaryAsString());
+        hadoopConf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), sqlConf.isParquetINT96AsTimestamp());
+        hadoopConf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), sqlConf.parquetInferTimestampNTZEnabled());
+        hadoopConf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), sqlConf.legacyParquetNanosAsLong());
+        if (table.isIceberg()) {
+            // columns by Iceberg field id (the schema's parquet.field.id metadata), so renames read right
+            hadoopConf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED().key(), true);
+        }
+        return broadcast(hadoopConf);
+    }
+
+    private PartitionReaderFactory parquetFactory(StructType requested, SQLConf sqlConf, Configuration hadoopConf,
+                                                  scala.collection.immutable.Map<String, String> readerOptions,
+                                                  Broadcast<SerializableConfiguration> conf) {
+        return new ParquetPartitionReaderFactory(sqlConf, conf, table.dataSchema(), requested, readPartitionSchema,
+                dataFilters, Option.empty(), new ParquetOptions(readerOptions, sqlConf));
+    }
+
+    /** Parquet with Iceberg deletes: equality keys the query did not ask for and the row position are read too. */
+    private PartitionReaderFactory deletingParquetFactory(SplitPlanPartitions planned, SQLConf sqlConf, Configuration hadoopConf,
+                                                          scala.collection.immutable.Map<String, String> readerOptions) {
+        List<StructField> inner = new ArrayList<>(Arrays.asList(readDataSchema.fields()));
+        for (IcebergDeletes.SplitDeletes split : planned.deletes().values()) {
+            for (IcebergDeletes.DeleteFile file : split.files()) {
+                for (String column : file.columns()) {
+                    boolean present = inner.stream().anyMatch(field -> field.name().equals(column));
+                    if (!present) {
+                        inner.add(table.dataSchema().apply(column));
+                    }
+                }
+            }
+        }
+        inner.add(new StructField(ParquetFileFormat$.MODULE$.ROW_INDEX_TEMPORARY_COLUMN_NAME(), DataTypes.LongType, true,
+                Metadata.empty()));
+        StructType innerData = new StructType(inner.toArray(new StructField[0]));
+        Broadcast<SerializableConfiguration> conf = broadcastAfter(hadoopConf, innerData, sqlConf);
+        PartitionReaderFactory parquet = parquetFactory(innerData, sqlConf, hadoopConf, readerOptions, conf);
+        return new IcebergDeleteReaderFactory(parquet, conf, planned.deletes(), innerData, readDataSchema.fields().length,
+                readPartitionSchema, inner.size() - 1);
     }
 
     /** The options a Spark data source table was created with (kept as its serde parameters), then the scan's. */

@@ -36,11 +36,15 @@ final class SplitPlanPartitions {
 
     private final String pythonOnly;
 
-    private SplitPlanPartitions(InputPartition[] partitions, String reader, long bytes, String pythonOnly) {
+    private final Map<Integer, IcebergDeletes.SplitDeletes> deletes;
+
+    private SplitPlanPartitions(InputPartition[] partitions, String reader, long bytes, String pythonOnly,
+                                Map<Integer, IcebergDeletes.SplitDeletes> deletes) {
         this.partitions = partitions;
         this.reader = reader;
         this.bytes = bytes;
         this.pythonOnly = pythonOnly;
+        this.deletes = deletes;
     }
 
     InputPartition[] partitions() {
@@ -60,15 +64,14 @@ final class SplitPlanPartitions {
         JsonNode splits = plan.path("splits");
         TreeSet<String> formats = new TreeSet<>();
         String pythonOnly = null;
+        boolean hasDeletes = false;
         InputPartition[] partitions = new InputPartition[splits.size()];
         long bytes = 0;
         scala.collection.immutable.Map<String, Object> noMetadata = scala.collection.immutable.Map$.MODULE$.empty();
         for (int index = 0; index < splits.size(); index++) {
             JsonNode split = splits.get(index);
             String path = split.path("path").asText();
-            if (pythonOnly == null && split.path("delete_files").size() > 0) {
-                pythonOnly = "its split of " + path + " has Iceberg delete files to apply";
-            }
+            hasDeletes |= split.path("delete_files").size() > 0;
             if (pythonOnly == null && split.path("log_files").size() > 0) {
                 pythonOnly = "it is a Hudi merge-on-read snapshot (" + path + " has log files to merge)";
             }
@@ -86,10 +89,28 @@ final class SplitPlanPartitions {
                     split.path("modification_time").asLong(0), split.path("file_length").asLong(), noMetadata);
             partitions[index] = new FilePartition(index, new PartitionedFile[] {file});
         }
-        if (pythonOnly != null) {
-            return new SplitPlanPartitions(partitions, "python", bytes, pythonOnly);
+        Map<Integer, IcebergDeletes.SplitDeletes> deletes = null;
+        if (pythonOnly == null && hasDeletes) {
+            String reader = readerFor(table, formats);
+            Object planned = reader.equals("parquet") ? IcebergDeletes.plan(splits, table.dataSchema())
+                    : "its " + reader + " data files have Iceberg delete files to apply";
+            if (planned instanceof String why) {
+                pythonOnly = why;
+            } else {
+                @SuppressWarnings("unchecked")
+                Map<Integer, IcebergDeletes.SplitDeletes> found = (Map<Integer, IcebergDeletes.SplitDeletes>) planned;
+                deletes = found;
+            }
         }
-        return new SplitPlanPartitions(partitions, readerFor(table, formats), bytes, null);
+        if (pythonOnly != null) {
+            return new SplitPlanPartitions(partitions, "python", bytes, pythonOnly, null);
+        }
+        return new SplitPlanPartitions(partitions, readerFor(table, formats), bytes, null, deletes);
+    }
+
+    /** The Iceberg delete files of each split with some (by split index), or null when there are none. */
+    Map<Integer, IcebergDeletes.SplitDeletes> deletes() {
+        return deletes;
     }
 
     /** Why only the Python source can read this plan (null: the JVM readers can). */
