@@ -43,13 +43,14 @@ def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
     spark.sql(f"CREATE DATABASE {DB}")
     columns = ("id INT, name STRING, amount DECIMAL(12,3), ratio DOUBLE, flag BOOLEAN, born DATE, ts TIMESTAMP, "
-               "big BIGINT, tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
+               "big BIGINT, small SMALLINT, tiny TINYINT, f FLOAT, bin BINARY, code VARCHAR(5), "
+               "tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
     rows = [
-        "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, "
-        "array('a', 'b'), map('k', 1), named_struct('x', 1.5, 'label', 'p'))",
-        "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+        "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, 300, 7, 1.25, "
+        "X'00FF10', 'ab', array('a', 'b'), map('k', 1), named_struct('x', 1.5, 'label', 'p'))",
+        "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
         "(3, 'with | pipe, comma', -0.001, -1e10, false, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59.123456', -5, "
-        "array(), map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL))",
+        "-32768, -128, -0.5, X'', 'x\\\\y', array(), map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL))",
     ]
     for name, storage in [("pq", "STORED AS PARQUET"), ("orc", "STORED AS ORC")]:
         spark.sql(f"CREATE TABLE {DB}.{name} ({columns}) PARTITIONED BY (dt STRING, hr INT) {storage}")
