@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from hms_catalog.client.hive_thrift import ttypes
 from spark_connector import catalog_conf
+from tests.support.hms import Admin
 from tests.support.service import Server, served
 
 DB = f"conn{os.getpid()}"
@@ -38,7 +40,7 @@ def connected(spark: Any, connector_service: Server) -> Iterator[str]:
 
 
 @pytest.fixture(scope="package")
-def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def written(spark: Any, admin: Admin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database of tables written by Spark with Hive support, one per storage the connector reads."""
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
     spark.sql(f"CREATE DATABASE {DB}")
@@ -76,6 +78,18 @@ def written(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     spark.sql(f"CREATE TABLE {DB}.ds_json (id INT, point STRUCT<x: DOUBLE, tags: ARRAY<STRING>>, p STRING) USING json "
               "PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {DB}.ds_json VALUES (1, named_struct('x', 1.5, 'tags', array('a')), 'x'), (2, NULL, 'y')")
+    # Hive's JSON serde is not among Spark's jars (Spark cannot read this table itself): hand-written JSON lines
+    hive_json = tmp_path_factory.mktemp("hive_json")
+    (hive_json / "part-0.json").write_text('{"id": 1, "name": "a", "point": {"x": 1.5, "tags": ["t"]}}\n'
+                                           '{"id": 2, "name": null}\n{"id": 3, "extra": true, "name": "c"}\n')
+    columns_json = [ttypes.FieldSchema("id", "int", ""), ttypes.FieldSchema("name", "string", ""),
+                    ttypes.FieldSchema("point", "struct<x:double,tags:array<string>>", "")]
+    sd = ttypes.StorageDescriptor(
+        cols=columns_json, location=hive_json.as_uri(), inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", numBuckets=-1, bucketCols=[], sortCols=[],
+        serdeInfo=ttypes.SerDeInfo(serializationLib="org.apache.hive.hcatalog.data.JsonSerDe", parameters={}), parameters={})
+    admin.pool.call("create_table", ttypes.Table(tableName="hive_json", dbName=DB, owner="test", sd=sd, partitionKeys=[],
+                                                 parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
     spark.sql(f"CREATE TABLE {DB}.ds (id BIGINT, label STRING, p INT) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
     yield DB

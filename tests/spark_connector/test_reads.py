@@ -28,6 +28,12 @@ def test_header_lines_are_skipped_in_every_file(spark: Any, connected: str, writ
     assert sorted((row.id, row.name) for row in rows) == [(1, "a"), (2, "b"), (3, "c")]
 
 
+def test_hive_json_serde_tables_read_as_json_lines(spark: Any, connected: str, written: str) -> None:
+    rows = spark.sql(f"SELECT id, name, point FROM {connected}.{written}.hive_json").collect()
+    assert sorted((row.id, row.name, None if row.point is None else (row.point.x, list(row.point.tags))) for row in rows) == [
+        (1, "a", (1.5, ["t"])), (2, None, None), (3, "c", None)]
+
+
 def test_the_scan_is_the_connectors_with_spark_readers(spark: Any, connected: str, written: str) -> None:
     plan = spark.sql(f"SELECT id FROM {connected}.{written}.pq").select("id")._jdf.queryExecution().executedPlan().toString()
     assert "BatchScan" in plan and f"hms-catalog {connected}.{written}.pq" in plan

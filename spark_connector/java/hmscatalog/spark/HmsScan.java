@@ -171,8 +171,11 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
                 return new CSVPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
                         readPartitionSchema, csv, scalaSeq(dataFilters));
             }
-            case "spark-json": {
-                JSONOptionsInRead json = new JSONOptionsInRead(sourceOptions(), sqlConf.sessionLocalTimeZone(),
+            case "spark-json":
+            case "hive-json": {
+                scala.collection.immutable.Map<String, String> jsonOptions = planned.reader().equals("hive-json")
+                        ? scalaMap(options) : sourceOptions();
+                JSONOptionsInRead json = new JSONOptionsInRead(jsonOptions, sqlConf.sessionLocalTimeZone(),
                         sqlConf.columnNameOfCorruptRecord());
                 return new JsonPartitionReaderFactory(sqlConf, broadcast(hadoopConf), table.dataSchema(), readDataSchema,
                         readPartitionSchema, json, scalaSeq(dataFilters));

@@ -51,7 +51,7 @@ final class SplitPlanPartitions {
         return partitions;
     }
 
-    /** parquet, orc, hive-serde, spark-csv or spark-json: which reader factory reads every split. */
+    /** parquet, orc, hive-serde, hive-json, spark-csv or spark-json: which reader factory reads every split. */
     String reader() {
         return reader;
     }
@@ -134,10 +134,24 @@ final class SplitPlanPartitions {
             return "spark-" + format;  // Spark's own CSV and JSON readers, with the options the table was made with
         }
         boolean hiveSerde = !sparkSource && table.view().path("storage").hasNonNull("serde");
+        if (hiveSerde && format.equals("json") && !loadable(table.view().path("storage").path("serde").asText())) {
+            // Hive's JSON serdes (hcatalog's, openx's) are not among Spark's jars: Spark's JSON reader reads
+            // their JSON lines, matching fields to columns by name, case-insensitively, as they do
+            return "hive-json";
+        }
         if (hiveSerde && (format.equals("text") || format.equals("csv") || format.equals("json"))) {
             return "hive-serde";
         }
         throw unsupported(table, "its files are " + format + (hiveSerde ? "" : " written by a Spark data source"));
+    }
+
+    private static boolean loadable(String className) {
+        try {
+            Class.forName(className, false, Thread.currentThread().getContextClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
     }
 
     static UnsupportedOperationException unsupported(HmsTable table, String why) {
