@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import queue
+import re
+import signal
 import statistics
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hms_catalog.errors import ServiceError
+from hms_catalog.remote import CatalogServiceClient
+
 RESULTS = Path(__file__).resolve().parent / "results"
+_ANNOUNCED = re.compile(r"hms-catalog service at (?P<url>https?://\S+) for ")
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -42,3 +52,68 @@ def save(name: str, report: dict[str, Any]) -> Path:
 
 def progress(text: str) -> None:
     print(f"... {text}", file=sys.stderr, flush=True)
+
+
+class Service:
+    """``hms-catalog --home HOME serve --port 0 [extra ...]`` as a child process; its stderr is drained by a
+    thread so it never blocks. Found by the line it prints before serving, then by ``/v1/health``; its token
+    is the home's ``server.token``."""
+
+    def __init__(self, home: Path, *extra: str, timeout: float = 60.0) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0", *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.lines: list[str] = []
+        announced: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._drain, args=(announced,), name="serve-stderr", daemon=True)
+        self._reader.start()
+        try:
+            line = announced.get(timeout=timeout)
+        except queue.Empty:
+            line = None
+        found = _ANNOUNCED.search(line or "")
+        if found is None:
+            self.stop()
+            raise SystemExit(f"the catalog service did not announce itself within {timeout:g}s:\n{''.join(self.lines[-20:])}")
+        self.url = found.group("url")
+        self.token = (home / "server.token").read_text(encoding="utf-8").strip()
+        client = self.client()
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    if client.health().get("status") == "ok":
+                        return
+                except ServiceError:
+                    pass  # not listening yet
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise SystemExit(f"the catalog service at {self.url} never answered /v1/health:\n{''.join(self.lines[-20:])}")
+                time.sleep(0.1)
+        finally:
+            client.close()
+
+    def _drain(self, announced: queue.Queue[str | None]) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            if _ANNOUNCED.search(line):
+                announced.put(line)
+        announced.put(None)  # ended (without announcing, if nothing came before)
+
+    def client(self) -> CatalogServiceClient:
+        return CatalogServiceClient(self.url, self.token)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM, then the exit code (SIGKILL and -9 after ``timeout``)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self._reader.join(timeout=5)
+        return code

@@ -26,14 +26,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
-import re
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,15 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from _common import progress, save, timed
+from _common import Service, progress, save, timed
 
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import ServiceError
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
-from hms_catalog.remote import CatalogServiceClient
 from planner import plan_table
 
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
@@ -65,7 +57,6 @@ QUERIES = {"full_scan": "full scan", "count": "count(*)", "two_columns": "two co
 READERS = {"spark_native": "Spark native", "connector": "connector", "hms_source": "hms source"}
 CONNECTOR_GOALS = {"full_scan": 1.1, "count": 1.5, "two_columns": 1.2}  # connector / native, at most
 HMS_SOURCE_GOALS = {"full_scan": 1.5}  # hms source / native, at most
-_ANNOUNCED = re.compile(r"hms-catalog service at (?P<url>https?://\S+) for ")
 
 
 def write_table(directory: Path, gigabytes: float) -> int:
@@ -88,70 +79,6 @@ def write_table(directory: Path, gigabytes: float) -> int:
         index += 1
         progress(f"{written / 1024**3:.2f} GB written")
     return written
-
-
-class Service:
-    """``hms-catalog --home HOME serve --port 0`` as a child process; its stderr is drained by a thread so it
-    never blocks. Found by the line it prints before serving; its token is the home's ``server.token``."""
-
-    def __init__(self, home: Path, timeout: float = 60.0) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.lines: list[str] = []
-        announced: queue.Queue[str | None] = queue.Queue()
-        self._reader = threading.Thread(target=self._drain, args=(announced,), name="serve-stderr", daemon=True)
-        self._reader.start()
-        try:
-            line = announced.get(timeout=timeout)
-        except queue.Empty:
-            line = None
-        found = _ANNOUNCED.search(line or "")
-        if found is None:
-            self.stop()
-            raise SystemExit(f"the catalog service did not announce itself within {timeout:g}s:\n{''.join(self.lines[-20:])}")
-        self.url = found.group("url")
-        self.token = (home / "server.token").read_text(encoding="utf-8").strip()
-        client = self.client()
-        deadline = time.monotonic() + timeout
-        try:
-            while True:
-                try:
-                    if client.health().get("status") == "ok":
-                        return
-                except ServiceError:
-                    pass  # not listening yet
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise SystemExit(f"the catalog service at {self.url} never answered /v1/health:\n{''.join(self.lines[-20:])}")
-                time.sleep(0.1)
-        finally:
-            client.close()
-
-    def _drain(self, announced: queue.Queue[str | None]) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line)
-            if _ANNOUNCED.search(line):
-                announced.put(line)
-        announced.put(None)  # ended (without announcing, if nothing came before)
-
-    def client(self) -> CatalogServiceClient:
-        return CatalogServiceClient(self.url, self.token)
-
-    def stop(self, timeout: float = 30.0) -> int:
-        """SIGTERM, then the exit code (SIGKILL and -9 after ``timeout``)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        self._reader.join(timeout=5)
-        return code
 
 
 def _process_times() -> dict[int, tuple[int, str, float]]:

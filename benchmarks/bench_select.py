@@ -14,16 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
-import re
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _common import progress, save, timed
+from _common import Service, progress, save, timed
 
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
@@ -45,7 +40,6 @@ PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
 DATABASE, TABLE = "bench_select", "sales"
 QUERY = (f"SELECT region, count(*) AS n, sum(amount) AS total FROM bench.{DATABASE}.{TABLE} "
          "WHERE amount > 10 GROUP BY region ORDER BY region")
-_ANNOUNCED = re.compile(r"hms-catalog service at (?P<url>\S+) for ")
 
 
 def make_table(pool: HmsClientPool, warehouse: Path, rows: int) -> None:
@@ -73,50 +67,24 @@ def cli(*arguments: str) -> list[Any]:
     return [list(row) for row in json.loads(done.stdout.strip().splitlines()[-1])["rows"]]
 
 
-class ConnectService:
-    """``hms-catalog serve --spark-connect`` as a child process, until its Spark Connect server is ready."""
-
-    def __init__(self, home: Path, timeout: float = 240.0) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0",
-             "--spark-connect", "--spark-connect-port", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.lines: list[str] = []
-        announced: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._drain, args=(announced,), daemon=True).start()
-        found = _ANNOUNCED.search(announced.get(timeout=60) or "")
-        if found is None:
-            self.stop()
-            raise SystemExit("the service did not start:\n" + "".join(self.lines[-20:]))
-        self.url = found.group("url")
-        self.token = (home / "server.token").read_text(encoding="utf-8").strip()
-        deadline = time.monotonic() + timeout
-        while True:
-            with urllib.request.urlopen(f"{self.url}/v1/health", timeout=10) as answer:
-                state = json.load(answer)["spark-connect"]
-            if state["state"] == "ready":
-                return
-            if state["state"] != "starting" or time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit(f"the Spark Connect server is {state}:\n" + "".join(self.lines[-20:]))
+def spark_connect_ready(service: Service, timeout: float = 240.0) -> None:
+    """Wait until the service's Spark Connect server listens (its state in ``/v1/health``)."""
+    client = service.client()
+    deadline = time.monotonic() + timeout
+    try:
+        while (state := client.health()["spark-connect"])["state"] == "starting" and time.monotonic() < deadline:
             time.sleep(0.5)
+    finally:
+        client.close()
+    if state["state"] != "ready":
+        service.stop()
+        raise SystemExit(f"the Spark Connect server is {state}:\n" + "".join(service.lines[-20:]))
 
-    def _drain(self, announced: queue.Queue[str | None]) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line)
-            if _ANNOUNCED.search(line):
-                announced.put(line)
-        announced.put(None)
 
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
+def serve_with_spark_connect(home: Path) -> Service:
+    service = Service(home, "--spark-connect", "--spark-connect-port", "0")
+    spark_connect_ready(service)
+    return service
 
 
 def main() -> int:
@@ -147,7 +115,7 @@ def main() -> int:
                 one_shot.append(seconds)
 
             progress("starting hms-catalog serve --spark-connect")
-            started, service = timed(lambda: ConnectService(home))
+            started, service = timed(lambda: serve_with_spark_connect(home))
             try:
                 first, rows = timed(lambda: cli("--server", service.url, "--token", service.token))
                 if rows != expected:

@@ -26,10 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import queue
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,12 +37,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import progress, save
+from _common import Service, progress, save
 
 from hms_catalog import CatalogManager, CatalogStore
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import ServiceError
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.remote import CatalogServiceClient
@@ -57,7 +53,6 @@ PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
            "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
 GOAL_LATENCY_RATIO = 0.2  # service latency / metastore latency, at most
 GOAL_THROUGHPUT_RATIO = 5.0  # service requests/s / metastore requests/s, at least
-_ANNOUNCED = re.compile(r"hms-catalog service at (?P<url>\S+) for ")
 _CALLS_METRIC = re.compile(r'^hms_catalog_metastore_calls_total\{catalog="(?P<catalog>[^"]*)",method="(?P<method>[^"]*)"\} (?P<n>\d+)$')
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -83,63 +78,6 @@ def make_tables(pool: HmsClientPool, warehouse: Path, count: int) -> list[str]:
                                                parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
         names.append(name)
     return names
-
-
-class Service:
-    """``hms-catalog serve`` as a child process; its stderr is drained by a thread so it never blocks."""
-
-    def __init__(self, home: Path, timeout: float = 60.0) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )
-        self.lines: list[str] = []
-        announced: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._drain, args=(announced,), daemon=True).start()
-        try:
-            line = announced.get(timeout=timeout)
-        except queue.Empty:
-            line = None
-        found = _ANNOUNCED.search(line or "")
-        if found is None:
-            self.stop()
-            raise SystemExit(f"the service did not announce itself within {timeout:g}s:\n{''.join(self.lines[-20:])}")
-        self.url = found.group("url")
-        self.token = (home / "server.token").read_text(encoding="utf-8").strip()
-        self._wait_healthy(timeout)
-
-    def _drain(self, announced: queue.Queue[str | None]) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line)
-            if _ANNOUNCED.search(line):
-                announced.put(line)
-        announced.put(None)  # ended without announcing
-
-    def _wait_healthy(self, timeout: float) -> None:
-        client = CatalogServiceClient(self.url, self.token)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if client.health().get("status") == "ok":
-                    client.close()
-                    return
-            except ServiceError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.stop()
-                raise SystemExit(f"the service at {self.url} never answered /v1/health:\n{''.join(self.lines[-20:])}")
-            time.sleep(0.1)
-
-    def stop(self, timeout: float = 30.0) -> int:
-        """SIGTERM, then the exit code (SIGKILL and -9 after ``timeout``)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
 
 
 # Measuring -------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from hms_catalog.client.hive_thrift import ttypes
+from planner.plan import SplitPlan
 from spark_connector import catalog_conf
 from tests.support.hms import Admin
 from tests.support.service import Server, served
@@ -28,15 +29,34 @@ def connector_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: s
         yield running
 
 
+def service_plan(service: Server, catalog: str, database: str, table: str, where: str | None = None) -> SplitPlan:
+    """The split plan the service makes of a table (what the connector's scan reads)."""
+    client = service.client()
+    try:
+        return SplitPlan.loads(client.plan(catalog, database, table, where))
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def registered(spark: Any, service: Server, name: str, *, token: str | None = None, remote_name: str | None = None) -> Iterator[str]:
+    """The service's catalog ``remote_name`` (default ``name``) registered in ``spark`` as ``name``, with the
+    service's token unless ``token`` says otherwise, until the block ends."""
+    settings = catalog_conf(name, service.url, token or service.token, remote_name=remote_name)
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield name
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+
+
 @pytest.fixture(scope="package")
 def connected(spark: Any, connector_service: Server) -> Iterator[str]:
     """The Spark name of the service's catalog ``conn``; unregistered afterwards."""
-    settings = catalog_conf(CATALOG, connector_service.url, connector_service.token)
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield CATALOG
-    for key in settings:
-        spark.conf.unset(key)
+    with registered(spark, connector_service, CATALOG) as name:
+        yield name
 
 
 @pytest.fixture(scope="package")
@@ -103,12 +123,8 @@ def split_catalog(spark: Any, service: Server, metastore_uri: str, name: str, sp
     client.create_catalog(name, {"type": "hms", "hive.metastore.uris": metastore_uri,
                                  "file_split_size": str(split_size), "file.split.min-size": str(split_size)})
     client.close()
-    settings = catalog_conf(name, service.url, service.token)
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield name
-    for key in settings:
-        spark.conf.unset(key)
+    with registered(spark, service, name):
+        yield name
 
 
 @pytest.fixture(scope="package")

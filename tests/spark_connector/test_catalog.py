@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.spark_connector.conftest import registered
 from tests.support.service import Server
 
 
@@ -76,27 +77,11 @@ def test_a_refresh_elsewhere_reaches_the_running_driver(spark: Any, connected: s
 
 
 def test_a_service_catalog_under_another_spark_name(spark: Any, connector_service: Server, written: str) -> None:
-    from spark_connector import catalog_conf
-
-    settings = catalog_conf("elsewhere", connector_service.url, connector_service.token, remote_name="conn")
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+    with registered(spark, connector_service, "elsewhere", remote_name="conn"):
         assert spark.sql(f"SELECT count(*) FROM elsewhere.{written}.ds").collect()[0][0] == 3
-    finally:
-        for key in settings:
-            spark.conf.unset(key)
 
 
 def test_a_wrong_token_is_named(spark: Any, connector_service: Server, written: str) -> None:
-    from spark_connector import catalog_conf
-
-    settings = catalog_conf("badtoken", connector_service.url, "not-the-token-at-all")
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+    with registered(spark, connector_service, "badtoken", token="not-the-token-at-all"):
         with pytest.raises(Exception, match="refused the token"):
             spark.sql(f"SHOW TABLES IN badtoken.{written}").collect()
-    finally:
-        for key in settings:
-            spark.conf.unset(key)

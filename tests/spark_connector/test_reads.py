@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planner.plan import SplitPlan
+from tests.spark_connector.conftest import service_plan
 from tests.support.service import Server
 
 
@@ -47,22 +47,14 @@ def test_partition_filters_prune_in_the_service_plan(spark: Any, connected: str,
     query = f"SELECT id, dt, hr FROM {{}}.{written}.pq WHERE {where}"
     frame = spark.sql(query.format(connected))
     assert multiset(frame.collect()) == multiset(spark.sql(query.format("spark_catalog")).collect())
-    client = connector_service.client()
-    try:
-        plan = SplitPlan.loads(client.plan(connected, written, "pq", where))
-    finally:
-        client.close()
+    plan = service_plan(connector_service, connected, written, "pq", where)
     assert plan.summary.partitions_scanned == partitions
     described = frame._jdf.queryExecution().executedPlan().toString()
     assert f"Splits: {len(plan.splits)}," in described
 
 
 def test_partitions_are_the_plans_splits(spark: Any, connected: str, written: str, connector_service: Server) -> None:
-    client = connector_service.client()
-    try:
-        plan = SplitPlan.loads(client.plan(connected, written, "orc"))
-    finally:
-        client.close()
+    plan = service_plan(connector_service, connected, written, "orc")
     frame = spark.sql(f"SELECT * FROM {connected}.{written}.orc")
     assert frame.rdd.getNumPartitions() == len(plan.splits) >= 2
 
@@ -97,11 +89,7 @@ def test_splits_starting_mid_file_give_the_same_rows(spark: Any, small_splits: s
 
 
 def test_each_partition_prefers_its_splits_hosts(spark: Any, connected: str, written: str, connector_service: Server) -> None:
-    client = connector_service.client()
-    try:
-        plan = SplitPlan.loads(client.plan(connected, written, "pq"))
-    finally:
-        client.close()
+    plan = service_plan(connector_service, connected, written, "pq")
     frame = spark.sql(f"SELECT * FROM {connected}.{written}.pq")
     scan = frame._jdf.queryExecution().executedPlan().collectLeaves().head()
     rdd = scan.inputRDD()

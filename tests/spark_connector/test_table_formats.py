@@ -10,10 +10,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from planner.plan import SplitPlan
+from tests.planner.test_hudi_merge import unzip_table
 from tests.planner.test_iceberg_deletes import equalities, positioned  # noqa: F401 - Iceberg tables with deletes
 from tests.planner.test_iceberg_hudi_planning import trips  # noqa: F401 - a Hudi copy-on-write table
 from tests.spark.test_table_formats import MOR_FIXTURES, arrow_rows, evolved, frame_rows  # noqa: F401
+from tests.spark_connector.conftest import service_plan
 from tests.support.hudi_tables import hive_sync_table
 from tests.support.service import Server
 
@@ -69,14 +70,9 @@ def test_hudi_copy_on_write_equals_hudi_rs(spark: Any, connected: str, trips: st
 def test_merge_on_read_read_optimized_and_snapshot_reads_equal_hudi_rs(
         spark: Any, connected: str, connector_service: Server, archive: Path, admin: Any, unique_name: str,
         tmp_path: Path) -> None:
-    import zipfile
-
     import hudi
 
-    with zipfile.ZipFile(archive) as bundle:
-        bundle.extractall(tmp_path)
-    root = next(p.parent.parent for p in tmp_path.rglob(".hoodie/hoodie.properties")
-                if "__MACOSX" not in p.parts and ".hoodie" not in p.parent.parent.parts)
+    root = unzip_table(archive, tmp_path)
     builder = hudi.HudiTableBuilder.from_base_uri(str(root))
     theirs_table = builder.with_hudi_option(str(hudi.HudiReadConfig.USE_READ_OPTIMIZED_MODE.value), "true").build()
     keys = [(f.name, "string") for f in theirs_table.get_partition_schema()]
@@ -87,11 +83,7 @@ def test_merge_on_read_read_optimized_and_snapshot_reads_equal_hudi_rs(
     data_columns = [c for c in ours.columns if c not in dict(keys)]
     theirs = pa.Table.from_batches(theirs_table.read(), schema=theirs_table.get_schema_with_meta_fields()).select(data_columns)
     assert frame_rows(ours.select(*data_columns)) == frame_rows(spark.createDataFrame(theirs))
-    client = connector_service.client()
-    try:
-        snapshot = SplitPlan.loads(client.plan(connected, unique_name, "t_rt"))
-    finally:
-        client.close()
+    snapshot = service_plan(connector_service, connected, unique_name, "t_rt")
     rt = spark.sql(f"SELECT * FROM {connected}.{unique_name}.t_rt")
     merged = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(root)).build().read())
     assert frame_rows(rt.select(*data_columns)) == frame_rows(spark.createDataFrame(merged.select(data_columns)))
