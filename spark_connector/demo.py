@@ -23,7 +23,7 @@ from pathlib import Path
 
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.store import CatalogStore
-from spark_connector.session import session_builder
+from spark_connector.session import native_session
 
 CATALOG = "demo"
 DATABASE = "sales"
@@ -81,9 +81,10 @@ def run(directory: Path) -> int:
             print(f"    at {url}")
             _step("starting Spark with the native connector: spark.jars, spark.plugins and the service's address only")
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            spark = (session_builder(url, home=home, master="local[2]").appName("hms-catalog-native-demo")
-                     .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                     .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+            spark = native_session(url, home=home, master="local[2]", conf={
+                "spark.app.name": "hms-catalog-native-demo", "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
+                "spark.pyspark.python": sys.executable})
             spark.sparkContext.setLogLevel("ERROR")
             try:
                 queries = [

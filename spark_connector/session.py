@@ -15,7 +15,7 @@ from hms_catalog.remote.client import resolve_token
 from hms_catalog.store import default_home
 from spark_connector.build import connector_jar
 
-__all__ = ["CATALOG_CLASS", "PLUGIN_CLASS", "catalog_conf", "configure", "session_builder"]
+__all__ = ["CATALOG_CLASS", "PLUGIN_CLASS", "catalog_conf", "configure", "native_session", "session_builder"]
 
 CATALOG_CLASS = "hmscatalog.spark.HmsSparkCatalog"
 PLUGIN_CLASS = "hmscatalog.spark.HmsCatalogPlugin"
@@ -56,6 +56,21 @@ def session_builder(server: str, token: str | None = None, *, home: str | os.Pat
     if master is not None:
         builder = builder.master(master)
     return configure(builder, server, token, home=home, plugin=plugin)
+
+
+def native_session(server: str, token: str | None = None, *, home: str | os.PathLike[str] | None = None,
+                   master: str | None = None, conf: dict[str, str] | None = None) -> Any:
+    """A SparkSession with every catalog of the service at ``server``, read natively, and the ``hms`` Python
+    source registered: plans the JVM readers cannot read yet (Hudi log files to merge) go to it by themselves.
+    """
+    from planner.spark import register
+
+    builder = session_builder(server, token, home=home, master=master)
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
 
 
 def catalog_conf(name: str, server: str, token: str | None = None, *, remote_name: str | None = None,

@@ -86,3 +86,20 @@ def test_the_clis_select_through_the_server_runs_on_spark_connect(with_connect: 
     assert rows == theirs
     # the service started no Spark of its own: its only JVM is the Spark Connect server
     assert not [pid for pid in server.descendants() if "pyspark-shell" in _cmdline(pid)]
+
+
+def test_a_hudi_snapshot_with_log_files_reads_through_the_python_source_there(with_connect: tuple[Server, str], admin: Any,
+                                                                              unique_name: str, tmp_path: Path) -> None:
+    from tests.planner.test_hudi_merge import TRIPS, hudi_table, unzip_table
+    from tests.spark.test_hudi_snapshot import register_snapshot_table, snapshot_of
+
+    server, _ = with_connect
+    root = unzip_table(TRIPS, tmp_path)
+    table = hudi_table(root)
+    register_snapshot_table(admin, unique_name, root, table)
+    query = f"SELECT count(*) AS n, count(DISTINCT rider) AS riders FROM conn.{unique_name}.t_rt"
+    done = subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--server", server.url, "--token", server.token,
+                           "--format", "json", "-e", query], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = snapshot_of(table)
+    assert json.loads(done.stdout.strip().splitlines()[-1])["rows"] == [[theirs.num_rows, len(set(theirs["rider"].to_pylist()))]]
