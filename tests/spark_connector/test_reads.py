@@ -100,3 +100,49 @@ def test_each_partition_prefers_its_splits_hosts(spark: Any, connected: str, wri
         preferred.append(sorted(locations.apply(i).host() for i in range(locations.size())))
     expected = [sorted(host for host in split.hosts if host != "localhost")[:3] for split in plan.splits]
     assert preferred == expected and all(preferred)
+
+
+@pytest.fixture(scope="module")
+def edge_tables(spark: Any, written: str) -> str:
+    """Typed partition keys with a NULL (Hive's default partition), an empty table, mixed-case columns, a view."""
+    spark.sql(f"CREATE TABLE {written}.typed (v STRING, Mixed_Case INT) PARTITIONED BY (day DATE, amount DECIMAL(6,2), flag BOOLEAN) "
+              "STORED AS PARQUET")
+    spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    spark.sql(f"INSERT INTO {written}.typed PARTITION (day, amount, flag) VALUES "
+              "('a', 1, DATE'2024-02-29', 1.50, true), ('b', 2, NULL, NULL, NULL), ('c', NULL, DATE'1970-01-01', -0.01, false)")
+    spark.sql(f"CREATE TABLE {written}.empty (id INT) PARTITIONED BY (p STRING) STORED AS ORC")
+    spark.sql(f"CREATE VIEW {written}.a_view AS SELECT id FROM {written}.pq")
+    return written
+
+
+def test_typed_partition_values_and_the_default_partition(spark: Any, connected: str, edge_tables: str) -> None:
+    query = "SELECT * FROM {}." + edge_tables + ".typed"
+    ours = spark.sql(query.format(connected)).collect()
+    assert multiset(ours) == multiset(spark.sql(query.format("spark_catalog")).collect()) and len(ours) == 3
+    for where in ("day IS NULL", "day = DATE'2024-02-29'", "amount < 0", "flag"):
+        filtered = f"SELECT v FROM {{}}.{edge_tables}.typed WHERE {where}"
+        assert multiset(spark.sql(filtered.format(connected)).collect()) == multiset(spark.sql(filtered.format("spark_catalog")).collect())
+
+
+def test_an_empty_table_reads_no_rows(spark: Any, connected: str, edge_tables: str) -> None:
+    assert spark.sql(f"SELECT count(*) FROM {connected}.{edge_tables}.empty").collect()[0][0] == 0
+    assert spark.sql(f"SELECT * FROM {connected}.{edge_tables}.empty").collect() == []
+
+
+def test_a_table_that_cannot_be_read_says_why(spark: Any, connected: str, edge_tables: str) -> None:
+    with pytest.raises(Exception, match="cannot be read: it is"):
+        spark.sql(f"SELECT * FROM {connected}.{edge_tables}.a_view").collect()
+
+
+def test_gzip_text_files_are_read_whole(spark: Any, connected: str, small_splits: str, written: str,
+                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    import gzip
+
+    folder = tmp_path_factory.mktemp("gzipped")
+    with gzip.open(folder / "part-0.csv.gz", "wt") as out:  # larger than a 64 KiB split once compressed
+        out.writelines(f"{i},{'x' * (i % 50)}{i * 7919 % 100003}\n" for i in range(40_000))
+    spark.sql(f"CREATE EXTERNAL TABLE {written}.gzipped (id INT, label STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+              f"STORED AS TEXTFILE LOCATION '{folder.as_uri()}'")
+    totals = "SELECT count(*), sum(id), count(DISTINCT label) FROM {}." + written + ".gzipped"
+    for catalog in (connected, small_splits):
+        assert spark.sql(totals.format(catalog)).collect() == spark.sql(totals.format("spark_catalog")).collect()
