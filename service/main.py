@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -21,7 +22,7 @@ from hms_catalog.errors import ConfigurationError, HmsCatalogError
 from hms_catalog.registry import shared_manager
 from service.app import create_app
 from service.auth import load_token
-from service.companions import RunningCompanion, companions
+from service.companions import Companion, RunningCompanion, companions
 
 __all__ = ["COMMAND", "ServeCommand"]
 
@@ -64,13 +65,14 @@ class ServeCommand:
         parser.add_argument("--token-file", type=Path, help="read the bearer token from FILE instead of HOME/server.token")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
-        for companion in companions():
+        self._companions = companions()
+        for companion in self._companions:
             companion.add_arguments(parser)
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
         try:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file,
-                         tls_cert=args.tls_cert, tls_key=args.tls_key, args=args)
+                         tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -92,10 +94,11 @@ class _Server(uvicorn.Server):
 
 
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
-          tls_cert: Path | None = None, tls_key: Path | None = None, args: argparse.Namespace | None = None) -> int:
+          tls_cert: Path | None = None, tls_key: Path | None = None, args: argparse.Namespace | None = None,
+          companions: Sequence[Companion] = ()) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
-    ``args``: the parsed ``serve`` options, which say what companions (``--spark-connect``) to start.
+    ``companions`` (``serve --spark-connect``) start as the parsed ``serve`` options ``args`` ask.
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
@@ -112,8 +115,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     url = f"{scheme}://{shown_host}:{bound_port}"
     running: dict[str, RunningCompanion] = {}
     try:
-        for companion in companions() if args is not None else []:
-            started = companion.start(args, service_url=url, token=token, host=bound_host, home=home)  # type: ignore[arg-type]
+        for companion in companions:
+            started = None if args is None else companion.start(args, service_url=url, token=token, host=bound_host, home=home)
             if started is not None:
                 running[companion.name] = started
     except BaseException:

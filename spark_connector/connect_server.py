@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hms_catalog._private import private_file
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.metastore._setup import spark_jars_dir
 from spark_connector.build import connector_jar
@@ -51,9 +52,14 @@ class SparkConnectServer:
         self.log_path = log_path
         self.state = "starting"
         self.error: str | None = None
+        # The token goes in a properties file only its owner reads, not in argv: anyone on the machine can
+        # read a process's arguments.
+        self._properties = log_path.with_name("spark-connect.properties")
+        self._token = token
         submit = spark_jars_dir().parent / "bin" / "spark-submit"
         self._command = [
-            str(submit), "--class", SERVER_CLASS, "--name", "hms-catalog Spark Connect", "--master", master,
+            str(submit), "--properties-file", str(self._properties),
+            "--class", SERVER_CLASS, "--name", "hms-catalog Spark Connect", "--master", master,
             "--jars", str(connector_jar()),
             "--conf", f"spark.plugins={PLUGIN_CLASS}",
             "--conf", f"spark.hmscatalog.uri={service_url}",
@@ -63,11 +69,6 @@ class SparkConnectServer:
             "--conf", "spark.sql.session.timeZone=UTC",
             "--conf", f"spark.pyspark.python={sys.executable}",
         ]
-        # The token goes in a properties file only its owner reads, not in argv: anyone on the machine can
-        # read a process's arguments.
-        self._properties = log_path.with_name("spark-connect.properties")
-        self._token = token
-        self._command[1:1] = ["--properties-file", str(self._properties)]
         self._environment = {**os.environ, "PYSPARK_PYTHON": sys.executable}
         self._process: subprocess.Popen[bytes] | None = None
         self._ready = threading.Event()
@@ -76,8 +77,7 @@ class SparkConnectServer:
         """Start the process; a thread watches for its port (the caller goes on serving meanwhile)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         partial = self._properties.with_name(self._properties.name + ".partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as properties:
+        with os.fdopen(private_file(partial, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as properties:
             properties.write(f"spark.hmscatalog.token={self._token}\n")
         os.replace(partial, self._properties)
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed after it starts

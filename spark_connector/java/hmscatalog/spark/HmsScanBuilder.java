@@ -38,17 +38,13 @@ final class HmsScanBuilder implements ScanBuilder, SupportsPushDownFilters, Supp
 
     @Override
     public Filter[] pushFilters(Filter[] filters) {
-        Set<String> keys = new HashSet<>();
-        for (StructField field : table.partitionSchema().fields()) {
-            keys.add(field.name().toLowerCase(Locale.ROOT));
-        }
         List<Filter> onPartitions = new ArrayList<>();
         List<Filter> onData = new ArrayList<>();
         for (Filter filter : filters) {
             boolean partitionOnly = filter.references().length > 0;
             boolean dataOnly = true;
             for (String reference : filter.references()) {
-                boolean isKey = keys.contains(reference.toLowerCase(Locale.ROOT));
+                boolean isKey = table.isPartitionKey(reference);
                 partitionOnly &= isKey;
                 dataOnly &= !isKey;
             }
@@ -73,20 +69,15 @@ final class HmsScanBuilder implements ScanBuilder, SupportsPushDownFilters, Supp
 
     @Override
     public void pruneColumns(StructType requiredSchema) {
-        Set<String> keys = new HashSet<>();
-        for (StructField field : table.partitionSchema().fields()) {
-            keys.add(field.name().toLowerCase(Locale.ROOT));
-        }
         List<StructField> data = new ArrayList<>();
-        for (StructField field : requiredSchema.fields()) {
-            if (!keys.contains(field.name().toLowerCase(Locale.ROOT))) {
-                data.add(field);
-            }
-        }
         Set<String> required = new HashSet<>();
         for (StructField field : requiredSchema.fields()) {
             required.add(field.name().toLowerCase(Locale.ROOT));
+            if (!table.isPartitionKey(field.name())) {
+                data.add(field);
+            }
         }
+        // partition columns in the table's key order, which the split plan's partition values follow
         List<StructField> partitions = new ArrayList<>();
         for (StructField field : table.partitionSchema().fields()) {
             if (required.contains(field.name().toLowerCase(Locale.ROOT))) {

@@ -32,6 +32,7 @@ final class HmsTable implements SupportsRead {
     private final StructType schema;
     private final StructType dataSchema;
     private final StructType partitionSchema;
+    private final Set<String> partitionKeys;  // lower-cased
 
     HmsTable(String sparkCatalog, ServiceClient client, String catalogPath, JsonNode view) {
         this.sparkCatalog = sparkCatalog;
@@ -64,6 +65,12 @@ final class HmsTable implements SupportsRead {
         }
         this.dataSchema = new StructType(data.toArray(new StructField[0]));
         this.partitionSchema = new StructType(ordered.toArray(new StructField[0]));
+        this.partitionKeys = keys;
+    }
+
+    /** Whether {@code column} is one of the table's partition keys (names compare without case). */
+    boolean isPartitionKey(String column) {
+        return partitionKeys.contains(column.toLowerCase(Locale.ROOT));
     }
 
     String fullName() {

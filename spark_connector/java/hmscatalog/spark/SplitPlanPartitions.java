@@ -28,8 +28,6 @@ import scala.Option;
  * values, so partitions == splits and the scheduler sees the split's hosts.
  */
 final class SplitPlanPartitions {
-    static final String HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__";
-
     private final InputPartition[] partitions;
     private final String reader;
     private final long bytes;
@@ -170,7 +168,7 @@ final class SplitPlanPartitions {
         Object[] row = new Object[fields.length];
         for (int i = 0; i < fields.length; i++) {
             String raw = values.get(fields[i].name().toLowerCase(Locale.ROOT));
-            if (raw == null || raw.equals(HIVE_DEFAULT_PARTITION)) {
+            if (raw == null) {  // the plan gives Hive's default partition as null
                 row[i] = null;
             } else if (fields[i].dataType() == DataTypes.StringType) {
                 row[i] = UTF8String.fromString(raw);

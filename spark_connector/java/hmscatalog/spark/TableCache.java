@@ -24,7 +24,6 @@ final class TableCache {
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
     private volatile Thread follower;
     private volatile long position = -1;
-    volatile long invalidations;
 
     private record Entry(JsonNode view, long loadedAt) {
     }
@@ -80,7 +79,6 @@ final class TableCache {
                         Duration.ofSeconds(WAIT_SECONDS + 30));
                 if (answer.path("truncated").asBoolean(false)) {
                     entries.clear();
-                    invalidations++;
                 }
                 for (JsonNode change : answer.path("changes")) {
                     apply(change.path("object").asText(""));
@@ -98,7 +96,6 @@ final class TableCache {
 
     /** Objects read as the service writes them: "table db.t", "partitions db.t", "database db", "catalog". */
     private void apply(String object) {
-        invalidations++;
         String[] parts = object.split(" ", 3);
         if (parts.length < 2) {
             entries.clear();  // the catalog or its list of databases: anything may have changed
