@@ -17,7 +17,6 @@ from hms_catalog import NotFoundError, RemoteSession, open_session
 from hms_catalog.cli.render import TextRenderer
 from hms_catalog.errors import ServiceError
 from tests.support.service import Server, served
-from tests.support.spark_tables import fresh_database
 
 pytestmark = pytest.mark.metastore
 
@@ -27,14 +26,16 @@ DB = f"served{os.getpid()}"
 @pytest.fixture(scope="module")
 def warehouse(spark: Any) -> Iterator[str]:
     """``sales``: Parquet written by Spark, partitioned by dt, with decimals, dates and timestamps."""
-    with fresh_database(spark, DB):
-        spark.sql(f"CREATE TABLE {DB}.sales (id INT, amount DECIMAL(10,2), day DATE, at TIMESTAMP, tags ARRAY<STRING>) "
-                  "PARTITIONED BY (dt STRING) STORED AS PARQUET")
-        spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-01') VALUES "
-                  "(1, 12.50, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:11:12.123456', array('a', NULL)), "
-                  "(2, 0.05, NULL, NULL, NULL)")
-        spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-02') VALUES (3, 7.00, DATE'2024-01-02', NULL, array())")
-        yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB}")
+    spark.sql(f"CREATE TABLE {DB}.sales (id INT, amount DECIMAL(10,2), day DATE, at TIMESTAMP, tags ARRAY<STRING>) "
+              "PARTITIONED BY (dt STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-01') VALUES "
+              "(1, 12.50, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:11:12.123456', array('a', NULL)), "
+              "(2, 0.05, NULL, NULL, NULL)")
+    spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-02') VALUES (3, 7.00, DATE'2024-01-02', NULL, array())")
+    yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,6 @@ from planner.spark import attach_catalogs
 from tests.spark.test_datasource import rows_of
 from tests.support.hms import Admin
 from tests.support.sessions import EVENTS, caught_up, open_catalog
-from tests.support.spark_tables import fresh_database
 from tests.support.thrift_proxy import HIVE4_REMOVED, HIVE21_MISSING, RefusingProxy
 
 pytestmark = pytest.mark.metastore
@@ -35,14 +34,16 @@ MANY = TABLE_BATCH_SIZE + 20  # two batches
 def warehouse(spark: Any, admin: Admin) -> Iterator[str]:
     """``sales`` written by Spark (partitioned by dt and region) and MANY small tables registered over thrift."""
     database = f"versions{os.getpid()}"
-    with fresh_database(spark, database):
-        spark.sql(f"CREATE TABLE {database}.sales (id BIGINT, amount DOUBLE) PARTITIONED BY (dt STRING, region STRING) STORED AS PARQUET")
-        spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
-        rows = ", ".join(f"({i}, {i}.5, '2024-01-0{1 + i % 3}', '{['eu', 'us'][i % 2]}')" for i in range(12))
-        spark.sql(f"INSERT INTO {database}.sales PARTITION (dt, region) SELECT * FROM VALUES {rows}")
-        for index in range(MANY):
-            admin.create_table(database, f"small{index:03d}", [("id", "int")])
-        yield database
+    spark.sql(f"DROP DATABASE IF EXISTS {database} CASCADE")
+    spark.sql(f"CREATE DATABASE {database}")
+    spark.sql(f"CREATE TABLE {database}.sales (id BIGINT, amount DOUBLE) PARTITIONED BY (dt STRING, region STRING) STORED AS PARQUET")
+    spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    rows = ", ".join(f"({i}, {i}.5, '2024-01-0{1 + i % 3}', '{['eu', 'us'][i % 2]}')" for i in range(12))
+    spark.sql(f"INSERT INTO {database}.sales PARTITION (dt, region) SELECT * FROM VALUES {rows}")
+    for index in range(MANY):
+        admin.create_table(database, f"small{index:03d}", [("id", "int")])
+    yield database
+    spark.sql(f"DROP DATABASE IF EXISTS {database} CASCADE")
 
 
 @pytest.fixture(params=sorted(REFUSED))

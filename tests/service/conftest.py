@@ -24,7 +24,6 @@ import pytest
 
 from hms_catalog.remote import CatalogServiceClient
 from tests.support.service import Server, served
-from tests.support.spark_tables import fresh_database
 
 # Catalog properties of a catalog that follows the metastore's notification log, quickly.
 EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": "200"}
@@ -185,14 +184,16 @@ class HoldingRelay:
 @pytest.fixture(scope="package")
 def warehouse(spark: Any) -> Iterator[str]:
     """A database written by Spark: ``sales`` (partitioned Parquet, two partitions), ``salaries``, ``other``."""
-    with fresh_database(spark, DB):
-        spark.sql(f"CREATE TABLE {DB}.sales (id BIGINT, amount DECIMAL(10,2), tags MAP<STRING, INT>) "
-                  "PARTITIONED BY (dt STRING) STORED AS PARQUET")
-        spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-01') VALUES (1, 1.50, map('a', 1))")
-        spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-02') VALUES (2, 2.50, NULL)")
-        spark.sql(f"CREATE TABLE {DB}.salaries (id INT) STORED AS PARQUET")
-        spark.sql(f"CREATE TABLE {DB}.other (id INT) STORED AS PARQUET")
-        yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB}")
+    spark.sql(f"CREATE TABLE {DB}.sales (id BIGINT, amount DECIMAL(10,2), tags MAP<STRING, INT>) "
+              "PARTITIONED BY (dt STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-01') VALUES (1, 1.50, map('a', 1))")
+    spark.sql(f"INSERT INTO {DB}.sales PARTITION (dt='2024-01-02') VALUES (2, 2.50, NULL)")
+    spark.sql(f"CREATE TABLE {DB}.salaries (id INT) STORED AS PARQUET")
+    spark.sql(f"CREATE TABLE {DB}.other (id INT) STORED AS PARQUET")
+    yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
 
 @pytest.fixture(scope="package")

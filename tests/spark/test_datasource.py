@@ -13,7 +13,6 @@ import pytest
 from hms_catalog import open_session
 from planner import SplitPlan, plan_table
 from tests.support.sessions import read_hms
-from tests.support.spark_tables import fresh_database
 
 DB = "spark_reads"
 ALL_TYPES = (
@@ -49,39 +48,41 @@ def rows_of(frame: Any) -> Counter[Any]:
 
 @pytest.fixture(scope="module")
 def tables(spark: Any) -> Iterator[str]:
-    with fresh_database(spark, DB):
-        values = ", ".join(ROWS)
-        spark.sql(f"CREATE TABLE {DB}.parquet_all ({ALL_TYPES}) PARTITIONED BY (part STRING) STORED AS PARQUET")
-        spark.sql(f"INSERT INTO {DB}.parquet_all PARTITION (part='a') VALUES {values}")
-        spark.sql(f"INSERT INTO {DB}.parquet_all PARTITION (part='b') VALUES {ROWS[0]}")
-        spark.sql(f"CREATE TABLE {DB}.orc_all ({ALL_TYPES}) STORED AS ORC")
-        spark.sql(f"INSERT INTO {DB}.orc_all VALUES {values}")
-        spark.sql(
-            f"CREATE TABLE {DB}.text_all (i INT, s STRING, dec DECIMAL(10,2), dt DATE, ts TIMESTAMP, b BOOLEAN, "
-            "arr ARRAY<STRING>, m MAP<STRING,INT>, st STRUCT<a:INT,b:ARRAY<STRING>>) STORED AS TEXTFILE"
-        )
-        spark.sql(
-            f"INSERT INTO {DB}.text_all VALUES (1, 'a,b', 1.25, DATE'2024-01-02', TIMESTAMP'2024-01-02 03:04:05', true, "
-            "array('x', 'y'), map('k1', 1, 'k2', 2), named_struct('a', 7, 'b', array('p', 'q'))), "
-            "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (2, '', 0, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59', false, "
-            "array(), map(), named_struct('a', NULL, 'b', array()))"
-        )
-        spark.sql(f"CREATE TABLE {DB}.lines (n INT, word STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' STORED AS TEXTFILE")
-        words = ", ".join(f"({n}, '{'w' * (n % 17)}')" for n in range(2000))
-        spark.sql(f"INSERT INTO {DB}.lines VALUES {words}")
-        spark.sql(f"CREATE TABLE {DB}.csv_source (id INT, name STRING, price DECIMAL(8,3)) USING csv")
-        spark.sql(f"INSERT INTO {DB}.csv_source VALUES (1, 'a', 1.5), (2, NULL, NULL), (3, 'c', 3.25)")
-        spark.sql(f"CREATE TABLE {DB}.parquet_source (id BIGINT, v STRING, p INT) USING parquet PARTITIONED BY (p)")
-        spark.sql(f"INSERT INTO {DB}.parquet_source VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, NULL)")
-        spark.sql(f"CREATE TABLE {DB}.open_csv (id INT, s STRING) "
-                  "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' STORED AS TEXTFILE")
-        spark.sql(f"CREATE TABLE {DB}.escaped (a STRING, tags ARRAY<STRING>, n INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' "
-                  "ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE")
-        spark.sql(f"INSERT INTO {DB}.escaped VALUES ('x|y', array('p,q', 'r'), 1), (NULL, NULL, NULL), ('N', array('\\\\N'), 2), "
-                  "('tab\\tnew\\nline', array(), 3)")
-        spark.sql(f"CREATE TABLE {DB}.far_future (id INT, ts TIMESTAMP) STORED AS PARQUET")
-        spark.sql(f"INSERT INTO {DB}.far_future VALUES (1, TIMESTAMP'9999-12-31 23:59:59.999999'), (2, TIMESTAMP'2262-04-12 00:00:00')")
-        yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB}")
+    values = ", ".join(ROWS)
+    spark.sql(f"CREATE TABLE {DB}.parquet_all ({ALL_TYPES}) PARTITIONED BY (part STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {DB}.parquet_all PARTITION (part='a') VALUES {values}")
+    spark.sql(f"INSERT INTO {DB}.parquet_all PARTITION (part='b') VALUES {ROWS[0]}")
+    spark.sql(f"CREATE TABLE {DB}.orc_all ({ALL_TYPES}) STORED AS ORC")
+    spark.sql(f"INSERT INTO {DB}.orc_all VALUES {values}")
+    spark.sql(
+        f"CREATE TABLE {DB}.text_all (i INT, s STRING, dec DECIMAL(10,2), dt DATE, ts TIMESTAMP, b BOOLEAN, "
+        "arr ARRAY<STRING>, m MAP<STRING,INT>, st STRUCT<a:INT,b:ARRAY<STRING>>) STORED AS TEXTFILE"
+    )
+    spark.sql(
+        f"INSERT INTO {DB}.text_all VALUES (1, 'a,b', 1.25, DATE'2024-01-02', TIMESTAMP'2024-01-02 03:04:05', true, "
+        "array('x', 'y'), map('k1', 1, 'k2', 2), named_struct('a', 7, 'b', array('p', 'q'))), "
+        "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (2, '', 0, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59', false, "
+        "array(), map(), named_struct('a', NULL, 'b', array()))"
+    )
+    spark.sql(f"CREATE TABLE {DB}.lines (n INT, word STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' STORED AS TEXTFILE")
+    words = ", ".join(f"({n}, '{'w' * (n % 17)}')" for n in range(2000))
+    spark.sql(f"INSERT INTO {DB}.lines VALUES {words}")
+    spark.sql(f"CREATE TABLE {DB}.csv_source (id INT, name STRING, price DECIMAL(8,3)) USING csv")
+    spark.sql(f"INSERT INTO {DB}.csv_source VALUES (1, 'a', 1.5), (2, NULL, NULL), (3, 'c', 3.25)")
+    spark.sql(f"CREATE TABLE {DB}.parquet_source (id BIGINT, v STRING, p INT) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.parquet_source VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, NULL)")
+    spark.sql(f"CREATE TABLE {DB}.open_csv (id INT, s STRING) "
+              "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' STORED AS TEXTFILE")
+    spark.sql(f"CREATE TABLE {DB}.escaped (a STRING, tags ARRAY<STRING>, n INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' "
+              "ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.escaped VALUES ('x|y', array('p,q', 'r'), 1), (NULL, NULL, NULL), ('N', array('\\\\N'), 2), "
+              "('tab\\tnew\\nline', array(), 3)")
+    spark.sql(f"CREATE TABLE {DB}.far_future (id INT, ts TIMESTAMP) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {DB}.far_future VALUES (1, TIMESTAMP'9999-12-31 23:59:59.999999'), (2, TIMESTAMP'2262-04-12 00:00:00')")
+    yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from planner.plan import SplitPlan
 from spark_connector import catalog_conf
 from tests.support.hms import Admin
 from tests.support.service import Server, served
-from tests.support.spark_tables import fresh_database
 
 DB = f"conn{os.getpid()}"
 CATALOG = "conn"  # the service's catalog and, registered under the same name, the Spark catalog
@@ -63,56 +62,58 @@ def connected(spark: Any, connector_service: Server) -> Iterator[str]:
 @pytest.fixture(scope="package")
 def written(spark: Any, admin: Admin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database of tables written by Spark with Hive support, one per storage the connector reads."""
-    with fresh_database(spark, DB):
-        columns = ("id INT, name STRING, amount DECIMAL(12,3), ratio DOUBLE, flag BOOLEAN, born DATE, ts TIMESTAMP, "
-                   "big BIGINT, small SMALLINT, tiny TINYINT, f FLOAT, bin BINARY, code VARCHAR(5), "
-                   "tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
-        rows = [
-            "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, 300, 7, 1.25, "
-            "X'00FF10', 'ab', array('a', 'b'), map('k', 1), named_struct('x', 1.5, 'label', 'p'))",
-            "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
-            "(3, 'with | pipe, comma', -0.001, -1e10, false, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59.123456', -5, "
-            "-32768, -128, -0.5, X'', 'x\\\\y', array(), map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL))",
-        ]
-        for name, storage in [("pq", "STORED AS PARQUET"), ("orc", "STORED AS ORC")]:
-            spark.sql(f"CREATE TABLE {DB}.{name} ({columns}) PARTITIONED BY (dt STRING, hr INT) {storage}")
-            spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-01', hr=1) VALUES {', '.join(rows)}")
-            spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-02', hr=2) VALUES {rows[0]}")
-        spark.sql(f"CREATE TABLE {DB}.txt ({columns}) PARTITIONED BY (dt STRING) "
-                  "ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' "
-                  "MAP KEYS TERMINATED BY ':' NULL DEFINED AS 'NIL' STORED AS TEXTFILE")
-        spark.sql(f"INSERT INTO {DB}.txt PARTITION (dt='a') VALUES {', '.join(rows)}")
-        spark.sql(f"CREATE TABLE {DB}.csv (id STRING, name STRING, note STRING) "
-                  "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
-                  "WITH SERDEPROPERTIES ('separatorChar' = ';', 'quoteChar' = '\"') STORED AS TEXTFILE")
-        spark.sql(f"INSERT INTO {DB}.csv VALUES ('1', 'a;b', 'quoted \"x\"'), ('2', '', NULL)")
-        # Header lines are skipped per file, as Hive, Trino and Impala read them (Spark's own Hive reader does not)
-        headed = tmp_path_factory.mktemp("headed")
-        (headed / "part-0.csv").write_text("id,name\n1,a\n2,b\n")
-        (headed / "part-1.csv").write_text("id,name\n3,c\n")
-        spark.sql(f"CREATE EXTERNAL TABLE {DB}.headed (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
-                  f"STORED AS TEXTFILE LOCATION '{headed.as_uri()}' TBLPROPERTIES ('skip.header.line.count' = '1')")
-        spark.sql(f"CREATE TABLE {DB}.ds_csv (id INT, name STRING, born DATE, p INT) USING csv "
-                  "OPTIONS (header 'true', sep ';', nullValue 'NIL') PARTITIONED BY (p)")
-        spark.sql(f"INSERT INTO {DB}.ds_csv VALUES (1, 'a;b', DATE'2024-01-01', 1), (2, NULL, NULL, 1), (3, 'c', NULL, 2)")
-        spark.sql(f"CREATE TABLE {DB}.ds_json (id INT, point STRUCT<x: DOUBLE, tags: ARRAY<STRING>>, p STRING) USING json "
-                  "PARTITIONED BY (p)")
-        spark.sql(f"INSERT INTO {DB}.ds_json VALUES (1, named_struct('x', 1.5, 'tags', array('a')), 'x'), (2, NULL, 'y')")
-        # Hive's JSON serde is not among Spark's jars (Spark cannot read this table itself): hand-written JSON lines
-        hive_json = tmp_path_factory.mktemp("hive_json")
-        (hive_json / "part-0.json").write_text('{"id": 1, "name": "a", "point": {"x": 1.5, "tags": ["t"]}}\n'
-                                               '{"id": 2, "name": null}\n{"id": 3, "extra": true, "name": "c"}\n')
-        columns_json = [ttypes.FieldSchema("id", "int", ""), ttypes.FieldSchema("name", "string", ""),
-                        ttypes.FieldSchema("point", "struct<x:double,tags:array<string>>", "")]
-        sd = ttypes.StorageDescriptor(
-            cols=columns_json, location=hive_json.as_uri(), inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-            outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", numBuckets=-1, bucketCols=[], sortCols=[],
-            serdeInfo=ttypes.SerDeInfo(serializationLib="org.apache.hive.hcatalog.data.JsonSerDe", parameters={}), parameters={})
-        admin.pool.call("create_table", ttypes.Table(tableName="hive_json", dbName=DB, owner="test", sd=sd, partitionKeys=[],
-                                                     parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
-        spark.sql(f"CREATE TABLE {DB}.ds (id BIGINT, label STRING, p INT) USING parquet PARTITIONED BY (p)")
-        spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
-        yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB}")
+    columns = ("id INT, name STRING, amount DECIMAL(12,3), ratio DOUBLE, flag BOOLEAN, born DATE, ts TIMESTAMP, "
+               "big BIGINT, small SMALLINT, tiny TINYINT, f FLOAT, bin BINARY, code VARCHAR(5), "
+               "tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
+    rows = [
+        "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, 300, 7, 1.25, "
+        "X'00FF10', 'ab', array('a', 'b'), map('k', 1), named_struct('x', 1.5, 'label', 'p'))",
+        "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+        "(3, 'with | pipe, comma', -0.001, -1e10, false, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59.123456', -5, "
+        "-32768, -128, -0.5, X'', 'x\\\\y', array(), map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL))",
+    ]
+    for name, storage in [("pq", "STORED AS PARQUET"), ("orc", "STORED AS ORC")]:
+        spark.sql(f"CREATE TABLE {DB}.{name} ({columns}) PARTITIONED BY (dt STRING, hr INT) {storage}")
+        spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-01', hr=1) VALUES {', '.join(rows)}")
+        spark.sql(f"INSERT INTO {DB}.{name} PARTITION (dt='2024-01-02', hr=2) VALUES {rows[0]}")
+    spark.sql(f"CREATE TABLE {DB}.txt ({columns}) PARTITIONED BY (dt STRING) "
+              "ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' "
+              "MAP KEYS TERMINATED BY ':' NULL DEFINED AS 'NIL' STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.txt PARTITION (dt='a') VALUES {', '.join(rows)}")
+    spark.sql(f"CREATE TABLE {DB}.csv (id STRING, name STRING, note STRING) "
+              "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
+              "WITH SERDEPROPERTIES ('separatorChar' = ';', 'quoteChar' = '\"') STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {DB}.csv VALUES ('1', 'a;b', 'quoted \"x\"'), ('2', '', NULL)")
+    # Header lines are skipped per file, as Hive, Trino and Impala read them (Spark's own Hive reader does not)
+    headed = tmp_path_factory.mktemp("headed")
+    (headed / "part-0.csv").write_text("id,name\n1,a\n2,b\n")
+    (headed / "part-1.csv").write_text("id,name\n3,c\n")
+    spark.sql(f"CREATE EXTERNAL TABLE {DB}.headed (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+              f"STORED AS TEXTFILE LOCATION '{headed.as_uri()}' TBLPROPERTIES ('skip.header.line.count' = '1')")
+    spark.sql(f"CREATE TABLE {DB}.ds_csv (id INT, name STRING, born DATE, p INT) USING csv "
+              "OPTIONS (header 'true', sep ';', nullValue 'NIL') PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds_csv VALUES (1, 'a;b', DATE'2024-01-01', 1), (2, NULL, NULL, 1), (3, 'c', NULL, 2)")
+    spark.sql(f"CREATE TABLE {DB}.ds_json (id INT, point STRUCT<x: DOUBLE, tags: ARRAY<STRING>>, p STRING) USING json "
+              "PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds_json VALUES (1, named_struct('x', 1.5, 'tags', array('a')), 'x'), (2, NULL, 'y')")
+    # Hive's JSON serde is not among Spark's jars (Spark cannot read this table itself): hand-written JSON lines
+    hive_json = tmp_path_factory.mktemp("hive_json")
+    (hive_json / "part-0.json").write_text('{"id": 1, "name": "a", "point": {"x": 1.5, "tags": ["t"]}}\n'
+                                           '{"id": 2, "name": null}\n{"id": 3, "extra": true, "name": "c"}\n')
+    columns_json = [ttypes.FieldSchema("id", "int", ""), ttypes.FieldSchema("name", "string", ""),
+                    ttypes.FieldSchema("point", "struct<x:double,tags:array<string>>", "")]
+    sd = ttypes.StorageDescriptor(
+        cols=columns_json, location=hive_json.as_uri(), inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", numBuckets=-1, bucketCols=[], sortCols=[],
+        serdeInfo=ttypes.SerDeInfo(serializationLib="org.apache.hive.hcatalog.data.JsonSerDe", parameters={}), parameters={})
+    admin.pool.call("create_table", ttypes.Table(tableName="hive_json", dbName=DB, owner="test", sd=sd, partitionKeys=[],
+                                                 parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
+    spark.sql(f"CREATE TABLE {DB}.ds (id BIGINT, label STRING, p INT) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {DB}.ds VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, NULL)")
+    yield DB
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
 
 
 @contextlib.contextmanager
