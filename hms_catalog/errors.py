@@ -17,6 +17,7 @@ __all__ = [
     "MetastoreError",
     "MetastoreUnavailableError",
     "UnsupportedCallError",
+    "AuthenticationError",
     "PoolClosedError",
     "PoolExhaustedError",
     "SqlSyntaxError",
@@ -78,6 +79,13 @@ class MetastoreUnavailableError(MetastoreError):
 class UnsupportedCallError(MetastoreError):
     """The metastore answers none of the thrift calls that could ask it this (it is too old or too new);
     the message names the calls tried and the metastore versions that answer each."""
+
+
+class AuthenticationError(MetastoreUnavailableError):
+    """Kerberos or SASL refused the connection to a metastore: missing or expired credentials, an unknown
+    or wrong service principal, clock skew, or a client and a metastore that disagree on SASL. Not
+    retried, since the next attempt would fail the same way; the message names the principal, the URI
+    and what to change."""
 
 
 class PoolClosedError(HmsCatalogError):

@@ -97,7 +97,7 @@ class CatalogManager:
         self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False
     ) -> CatalogDefinition | None:
         """Validate and store a new catalog; nothing is stored when validation fails."""
-        CatalogConfig.from_properties(properties)
+        CatalogConfig.from_properties(properties).check_files()
         return self.store.create(
             CatalogDefinition(name=name.lower(), properties=properties, comment=comment), if_not_exists=if_not_exists
         )
@@ -112,7 +112,7 @@ class CatalogManager:
 
         def merge(current: CatalogDefinition) -> CatalogDefinition:
             merged = {**current.properties, **changes}
-            CatalogConfig.from_properties(merged)
+            CatalogConfig.from_properties(merged).check_files()
             return CatalogDefinition(
                 name=current.name, properties=merged, comment=current.comment, id=current.id,
                 version=current.version, created_at=current.created_at,

@@ -11,8 +11,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from hms_catalog.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from hms_catalog.kerberos.config import KerberosConfig
 
 __all__ = [
     "CATALOG_TYPE",
@@ -129,7 +133,8 @@ EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
 
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
-_SECRET_WORDS = ("password", "secret", "token", "credential", "keytab")
+# A keytab's path is shown (users need to see which file a catalog reads); its content never is.
+_SECRET_WORDS = ("password", "secret", "token", "credential")
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
 _DURATION = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|m|min|h)?$", re.IGNORECASE)
@@ -153,6 +158,7 @@ class ClientConfig:
 
     Times are in seconds. ``retries`` counts attempts after the first one that failed on transport.
     ``metastore_catalog`` is the Hive 3+ catalog every request names (None: the metastore's default).
+    ``kerberos``: how connections authenticate with SASL/GSSAPI (None: plain connections).
     """
 
     uris: tuple[MetastoreUri, ...]
@@ -164,6 +170,7 @@ class ClientConfig:
     borrow_timeout: float = BORROW_TIMEOUT_DEFAULT
     uri_backoff: float = URI_BACKOFF_DEFAULT
     metastore_catalog: str | None = None
+    kerberos: KerberosConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -248,7 +255,13 @@ class CatalogConfig:
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
-        """Validate ``properties`` and build the config; raises :class:`ConfigurationError` naming the key."""
+        """Validate ``properties`` and build the config; raises :class:`ConfigurationError` naming the key.
+
+        The files properties name (a keytab) are checked by :meth:`check_files`, at CREATE and ALTER only.
+        """
+        # Imported here: the Kerberos keys live with the Kerberos code, which reads them with this module's helpers.
+        from hms_catalog.kerberos.config import KerberosConfig
+
         props = {str(k).strip(): str(v) for k, v in properties.items()}
         kind = props.get(TYPE)
         if kind is None:
@@ -267,11 +280,17 @@ class CatalogConfig:
             borrow_timeout=property_as_seconds(props, BORROW_TIMEOUT, BORROW_TIMEOUT_DEFAULT, positive=True),
             uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
             metastore_catalog=_metastore_catalog(props),
+            kerberos=KerberosConfig.from_properties(props),
         )
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
             scan=ScanConfig.from_properties(props), events=EventsConfig.from_properties(props),
         )
+
+    def check_files(self) -> None:
+        """Check the files the properties name exist and say what they should (ConfigurationError naming the key)."""
+        if self.client.kerberos is not None:
+            self.client.kerberos.check_files()
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

@@ -13,6 +13,12 @@ capped exponential backoff and jitter.
 Versions: :meth:`HmsClientPool.call_forms` asks a question in the first of its forms the metastore
 knows. A form a URI refused as an unknown method is remembered for that URI (and forgotten when the URI
 fails, as it may come back upgraded), so an old or new metastore costs one refused call per form, once.
+
+Kerberos: with ``config.kerberos`` every new connection negotiates SASL/GSSAPI with credentials the
+pool's :class:`KerberosLogin` renews as needed; pooled connections, failover and retries are unchanged.
+A URI whose authentication failed is failed over like a refused one, but when no URI could be reached
+and one refused the credentials, :class:`AuthenticationError` is raised at once: retrying would only
+fail the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +37,15 @@ from thrift.transport.TTransport import TTransportException
 from hms_catalog.client._transport import Connection, open_connection
 from hms_catalog.client.metrics import ClientMetrics
 from hms_catalog.client.versions import CallForm, is_unknown_method, unsupported_message
-from hms_catalog.errors import MetastoreUnavailableError, PoolClosedError, PoolExhaustedError, UnsupportedCallError
+from hms_catalog.errors import (
+    AuthenticationError,
+    MetastoreUnavailableError,
+    PoolClosedError,
+    PoolExhaustedError,
+    UnsupportedCallError,
+)
+from hms_catalog.kerberos.config import SASL_ENABLED
+from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.properties import BORROW_TIMEOUT, ClientConfig, MetastoreUri
 
 __all__ = ["HmsClientPool", "BorrowedClient", "CallForm", "is_application_error"]
@@ -135,10 +149,14 @@ class HmsClientPool:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        login: KerberosLogin | None = None,
     ) -> None:
         if not config.uris:
             raise ValueError("a pool needs at least one metastore URI")
         self.config = config
+        if login is None and config.kerberos is not None:
+            login = KerberosLogin(config.kerberos)
+        self._login = login
         self.metrics = metrics if metrics is not None else ClientMetrics()
         self._connect = connect
         self._clock = clock
@@ -278,11 +296,20 @@ class HmsClientPool:
 
     def _open(self) -> Connection:
         failures: list[str] = []
+        refused_credentials = False
+        security = {"login": self._login} if self._login is not None else {}
         for uri in self._candidates():
             try:
                 connection = self._connect(
-                    uri, connect_timeout=self.config.connect_timeout, socket_timeout=self.config.socket_timeout
+                    uri, connect_timeout=self.config.connect_timeout, socket_timeout=self.config.socket_timeout,
+                    **security,
                 )
+            except AuthenticationError as error:
+                self.metrics.connect_failed()
+                self._mark_dead(uri, str(error))
+                failures.append(f"{uri}: {error}")
+                refused_credentials = True
+                continue
             except OSError as error:
                 self.metrics.connect_failed()
                 self._mark_dead(uri, f"could not connect: {error or type(error).__name__}")
@@ -292,6 +319,8 @@ class HmsClientPool:
                 self._dead_until.pop(uri, None)
             self.metrics.opened()
             return connection
+        if refused_credentials:
+            raise AuthenticationError("could not connect to " + "; ".join(failures))
         raise _NoMetastoreReachable("could not connect to " + "; ".join(failures))
 
     def _candidates(self) -> list[MetastoreUri]:
@@ -341,5 +370,13 @@ def _describe(error: BaseException | None, config: ClientConfig) -> str:
         return (
             f"no answer within {config.socket_timeout:g}s (hive.metastore.client.socket.timeout): "
             f"{error or type(error).__name__}"
+        )
+    dropped = isinstance(error, EOFError) or (
+        isinstance(error, TTransportException) and error.type == TTransportException.END_OF_FILE
+    )
+    if dropped and config.kerberos is None:
+        return (
+            f"{error or type(error).__name__} (the metastore dropped the connection: it may require Kerberos, "
+            f"then set '{SASL_ENABLED}'='true' and a principal, or it stopped or restarted)"
         )
     return str(error) or type(error).__name__
