@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
-from hms_catalog.metastore.embedded import DEFAULT_PORT, EmbeddedMetastore, MetastoreAlreadyRunning, MetastoreStatus
+from hms_catalog.metastore.embedded import (
+    DEFAULT_PORT,
+    EmbeddedMetastore,
+    MetastoreAlreadyRunning,
+    MetastoreKerberos,
+    MetastoreStatus,
+)
 
-__all__ = ["DEFAULT_PORT", "EmbeddedMetastore", "MetastoreAlreadyRunning", "MetastoreStatus"]
+__all__ = ["DEFAULT_PORT", "EmbeddedMetastore", "MetastoreAlreadyRunning", "MetastoreKerberos", "MetastoreStatus"]

@@ -23,6 +23,7 @@ __all__ = [
     "spark_jars_dir",
     "find_java_tool",
     "write_hive_site",
+    "write_core_site",
     "write_log_config",
     "compile_helpers",
 ]
@@ -53,8 +54,13 @@ def find_java_tool(name: str) -> str | None:
     return shutil.which(name)
 
 
-def write_hive_site(conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool) -> Path:
-    """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR."""
+def write_hive_site(
+    conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool, kerberos: tuple[str, Path] | None = None
+) -> Path:
+    """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR.
+
+    ``kerberos``: the service principal and its keytab; the server then accepts SASL/GSSAPI only.
+    """
     settings = {
         "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db_dir};create=true",
         "datanucleus.schema.autoCreateAll": "true",
@@ -72,11 +78,26 @@ def write_hive_site(conf_dir: Path, *, db_dir: Path, warehouse: Path, with_event
     }
     if with_events:
         settings["hive.metastore.transactional.event.listeners"] = LISTENER_CLASS
+    if kerberos is not None:
+        principal, keytab = kerberos
+        settings["hive.metastore.sasl.enabled"] = "true"
+        settings["hive.metastore.kerberos.principal"] = principal
+        settings["hive.metastore.kerberos.keytab.file"] = str(keytab)
+    return _write_configuration(conf_dir / "hive-site.xml", settings)
+
+
+def write_core_site(conf_dir: Path) -> Path:
+    """A core-site.xml turning Hadoop's Kerberos on: read from the classpath only (in hive-site.xml the
+    server ignores it), so ``conf_dir`` must be on the server's classpath."""
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    return _write_configuration(conf_dir / "core-site.xml", {"hadoop.security.authentication": "kerberos"})
+
+
+def _write_configuration(path: Path, settings: dict[str, str]) -> Path:
     body = "\n".join(
         f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>"
         for key, value in settings.items()
     )
-    path = conf_dir / "hive-site.xml"
     path.write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n', encoding="utf-8")
     return path
 

@@ -1,9 +1,12 @@
 """The embedded Hive Metastore: a real HMS thrift server run from pyspark's Hive 2.3 jars on Derby.
 
 It needs nothing installed beyond pyspark and a Java 17 runtime, so it is the default metastore of the
-demo and of the test suite. Everything it owns lives in one directory: the Derby database, the
-warehouse, the configuration, the compiled helpers, the logs and a small state file that lets a second
-process (``hms-catalog metastore stop``) find the server again.
+demo and of the test suite. With :class:`MetastoreKerberos` it runs secure, as production metastores do:
+SASL/GSSAPI only, with a service principal and keytab from the user's KDC.
+
+Everything it owns lives in one directory: the Derby database, the warehouse, the configuration, the
+compiled helpers, the logs and a small state file that lets a second process (``hms-catalog metastore
+stop``) find the server again.
 """
 
 from __future__ import annotations
@@ -23,11 +26,21 @@ from types import TracebackType
 from typing import TypedDict
 
 from hms_catalog.client._transport import open_connection
-from hms_catalog.errors import EmbeddedMetastoreError
+from hms_catalog.errors import AuthenticationError, ConfigurationError, EmbeddedMetastoreError
+from hms_catalog.kerberos.config import (
+    CLIENT_KEYTAB,
+    CLIENT_PRINCIPAL,
+    HOST_PATTERN,
+    SASL_ENABLED,
+    SERVICE_PRINCIPAL,
+    KerberosConfig,
+    canonical_host_name,
+)
+from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.metastore import _setup
-from hms_catalog.properties import MetastoreUri
+from hms_catalog.properties import METASTORE_URIS, MetastoreUri
 
-__all__ = ["EmbeddedMetastore", "MetastoreStatus", "MetastoreAlreadyRunning", "DEFAULT_PORT"]
+__all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "MetastoreAlreadyRunning", "DEFAULT_PORT"]
 
 DEFAULT_PORT = 9083
 STATE_FILE = "metastore.json"
@@ -48,6 +61,8 @@ class _ServerState(TypedDict):
     uri: str
     events: bool
     started_at: float
+    principal: str | None
+    keytab: str | None
 
 
 class MetastoreAlreadyRunning(EmbeddedMetastoreError):
@@ -60,6 +75,41 @@ class MetastoreAlreadyRunning(EmbeddedMetastoreError):
 
 
 @dataclass(frozen=True)
+class MetastoreKerberos:
+    """What a secure embedded metastore needs: its service principal and keytab, and the krb5.conf its JVM
+    reads (default: ``KRB5_CONFIG``, else ``/etc/krb5.conf``; Python clients read ``KRB5_CONFIG`` too).
+
+    ``_HOST`` in the principal becomes the canonical name of 127.0.0.1 (``localhost`` on most machines),
+    which is what a client given ``hive/_HOST@REALM`` and ``thrift://127.0.0.1:port`` asks for.
+    """
+
+    principal: str
+    keytab: Path
+    krb5_conf: Path | None = None
+
+    @property
+    def server_principal(self) -> str:
+        return self.principal.replace(HOST_PATTERN, canonical_host_name("127.0.0.1"))
+
+    @property
+    def krb5_conf_path(self) -> Path:
+        return self.krb5_conf or Path(os.environ.get("KRB5_CONFIG", "/etc/krb5.conf"))
+
+    def client_config(self) -> KerberosConfig:
+        """The server's own principal as a client: the readiness probe logs in with it from the keytab.
+        EmbeddedMetastoreError when the principal is malformed or the keytab does not hold it."""
+        props = {SASL_ENABLED: "true", SERVICE_PRINCIPAL: self.principal, CLIENT_PRINCIPAL: self.server_principal,
+                 CLIENT_KEYTAB: str(self.keytab)}
+        try:
+            config = KerberosConfig.from_properties(props)
+            assert config is not None
+            config.check_files()
+        except ConfigurationError as error:
+            raise EmbeddedMetastoreError(f"cannot run the metastore secure: {error}") from None
+        return config
+
+
+@dataclass(frozen=True)
 class MetastoreStatus:
     """What ``hms-catalog metastore status`` reports."""
 
@@ -69,6 +119,7 @@ class MetastoreStatus:
     pid: int | None = None
     events: bool | None = None
     started_at: float | None = None
+    principal: str | None = None
 
 
 class EmbeddedMetastore:
@@ -87,6 +138,7 @@ class EmbeddedMetastore:
         heap: str = "512m",
         startup_timeout: float = 120.0,
         audit: bool = False,
+        kerberos: MetastoreKerberos | None = None,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.port = port
@@ -94,6 +146,7 @@ class EmbeddedMetastore:
         self.heap = heap
         self.startup_timeout = startup_timeout
         self.audit = audit
+        self.kerberos = kerberos
         self.events_enabled = False
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -103,6 +156,17 @@ class EmbeddedMetastore:
         if state is None:
             raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
         return state["uri"]
+
+    def client_properties(self) -> dict[str, str]:
+        """The catalog properties that reach the running server (with its Kerberos settings when secure)."""
+        state = self._read_state()
+        if state is None:
+            raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
+        props = {METASTORE_URIS: state["uri"]}
+        if state["principal"] is not None:
+            props[SASL_ENABLED] = "true"
+            props[SERVICE_PRINCIPAL] = state["principal"]
+        return props
 
     @property
     def warehouse(self) -> Path:
@@ -161,12 +225,22 @@ class EmbeddedMetastore:
             conf.mkdir(exist_ok=True)
             self.warehouse.mkdir(exist_ok=True)
             db_dir = self.directory / "metastore_db"
-            _setup.write_hive_site(conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled)
+            secure = self.kerberos
+            login = KerberosLogin(secure.client_config()) if secure is not None else None
+            _setup.write_hive_site(
+                conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled,
+                kerberos=(secure.server_principal, secure.keytab) if secure is not None else None,
+            )
             log_config = _setup.write_log_config(conf, self.log_file, self.audit_file if self.audit else None)
             classpath = f"{lib}{os.pathsep}{jars}/*"
             base = [java, f"-Dlog4j.configurationFile={log_config}", f"-Dhive.log4j.file={log_config}",
                     "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
                     f"-Dderby.stream.error.file={self.directory / 'derby.log'}"]
+            server_classpath = classpath
+            if secure is not None:
+                hadoop_conf = _setup.write_core_site(conf / "hadoop")
+                server_classpath = f"{hadoop_conf.parent}{os.pathsep}{classpath}"
+                base.append(f"-Djava.security.krb5.conf={secure.krb5_conf_path}")
             env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
             prepared = self.directory / _PREPARED_MARKER
             if helpers and not _prepared_at_current_level(db_dir, prepared):
@@ -178,15 +252,17 @@ class EmbeddedMetastore:
             with out:
                 self._process = subprocess.Popen(
                     [*base, f"-Xmx{self.heap}", _MARKER + str(self.directory), *_JAVA_OPENS,
-                     "-cp", classpath, "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)],
+                     "-cp", server_classpath, "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)],
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                     start_new_session=True,
                 )
             uri = f"thrift://127.0.0.1:{port}"
             try:
-                self._wait_until_ready(MetastoreUri("127.0.0.1", port))
-                self._write_state(_ServerState(pid=self._process.pid, port=port, uri=uri,
-                                               events=self.events_enabled, started_at=time.time()))
+                self._wait_until_ready(MetastoreUri("127.0.0.1", port), login)
+                self._write_state(_ServerState(
+                    pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
+                    principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
+                ))
             except BaseException:
                 self._terminate_child()  # never leave a server behind that no state file points to
                 raise
@@ -215,7 +291,14 @@ class EmbeddedMetastore:
         state = self._read_state()
         if state is None or not self._is_our_server(state["pid"]):
             return MetastoreStatus(self.directory, running=False)
-        answering = _answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0)
+        login = None
+        if state["principal"] is not None and state["keytab"] is not None:
+            secure = MetastoreKerberos(state["principal"], Path(state["keytab"]))
+            login = KerberosLogin(secure.client_config())
+        try:
+            answering = _answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0, login=login)
+        except AuthenticationError:
+            answering = False
         return MetastoreStatus(
             self.directory,
             running=answering,
@@ -223,6 +306,7 @@ class EmbeddedMetastore:
             pid=state["pid"],
             events=state["events"],
             started_at=state["started_at"],
+            principal=state["principal"],
         )
 
     def log_tail(self, lines: int = 30) -> str:
@@ -246,7 +330,7 @@ class EmbeddedMetastore:
                 f"{result.stderr[-2000:]}\n{self.log_tail()}"
             )
 
-    def _wait_until_ready(self, uri: MetastoreUri) -> None:
+    def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None) -> None:
         assert self._process is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -254,8 +338,14 @@ class EmbeddedMetastore:
                 raise EmbeddedMetastoreError(
                     f"the metastore exited with status {self._process.returncode} while starting:\n{self.log_tail()}"
                 )
-            if _answers(uri, timeout=2.0):
-                return
+            try:
+                if _answers(uri, timeout=2.0, login=login):
+                    return
+            except AuthenticationError as error:
+                self._terminate_child()
+                raise EmbeddedMetastoreError(
+                    f"the secure metastore refused its own principal: {error}\n{self.log_tail()}"
+                ) from error
             time.sleep(0.2)
         self._terminate_child()
         raise EmbeddedMetastoreError(
@@ -302,8 +392,10 @@ class EmbeddedMetastore:
         of ours can be found through it)."""
         try:
             data = json.loads((self.directory / STATE_FILE).read_text(encoding="utf-8"))
+            principal, keytab = data.get("principal"), data.get("keytab")
             return _ServerState(pid=int(data["pid"]), port=int(data["port"]), uri=str(data["uri"]),
-                                events=bool(data.get("events")), started_at=float(data.get("started_at", 0.0)))
+                                events=bool(data.get("events")), started_at=float(data.get("started_at", 0.0)),
+                                principal=str(principal) if principal else None, keytab=str(keytab) if keytab else None)
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -318,9 +410,10 @@ class EmbeddedMetastore:
             (self.directory / STATE_FILE).unlink()
 
 
-def _answers(uri: MetastoreUri, *, timeout: float) -> bool:
+def _answers(uri: MetastoreUri, *, timeout: float, login: KerberosLogin | None = None) -> bool:
+    """Whether the server answers a call (over SASL with ``login``); AuthenticationError when it refuses it."""
     try:
-        connection = open_connection(uri, connect_timeout=timeout, socket_timeout=timeout)
+        connection = open_connection(uri, connect_timeout=timeout, socket_timeout=timeout, login=login)
     except OSError:
         return False
     try:
