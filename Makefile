@@ -26,6 +26,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,connect]'
+	@# The kerberos extra compiles against MIT Kerberos: installed when its headers and a compiler are here.
+	@if command -v krb5-config >/dev/null && command -v cc >/dev/null; then \
+		echo "$(BIN)/python -m pip install --quiet -e '.[kerberos]'"; $(BIN)/python -m pip install --quiet -e '.[kerberos]'; \
+	else echo "note: Kerberos support not installed (needs libkrb5-dev and a C compiler); its tests will skip"; fi
 	@touch $(STAMP)
 
 install: $(STAMP)

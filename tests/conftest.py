@@ -130,6 +130,15 @@ def client(metastore_uri: str) -> Iterator[MetastoreClient]:
 
 
 @pytest.fixture
+def refused_uri() -> str:
+    """A local port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"thrift://127.0.0.1:{port}"
+
+
+@pytest.fixture
 def silent_uri() -> Iterator[str]:
     """A hung metastore: a server that accepts connections and never answers a byte."""
     server = socket.socket()

@@ -37,8 +37,10 @@ def keytab_principals(path: Path) -> frozenset[str]:
         if size < 0:  # a hole left by a removed entry
             offset += -size
             continue
-        if size == 0 or offset + size > len(data):
+        if size == 0:
             break
+        if offset + size > len(data):
+            raise KeytabFormatError(f"{path} is cut short: an entry of {size} bytes runs past its end")
         principals.add(_entry_principal(data[offset : offset + size], order, version, path))
         offset += size
     return frozenset(principals)

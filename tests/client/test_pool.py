@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -20,15 +19,6 @@ def _config(uri: str, **overrides: object) -> ClientConfig:
     settings: dict[str, object] = {"uris": parse_uris(uri), "pool_size": 2, "retry_delay": 0.01, "borrow_timeout": 5.0}
     settings.update(overrides)
     return ClientConfig(**settings)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def refused_uri() -> str:
-    """A local port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"thrift://127.0.0.1:{port}"
 
 
 def test_the_pool_opens_connections_only_when_borrowed(metastore_uri: str) -> None:
