@@ -18,7 +18,7 @@ from hms_catalog.client import HmsClientPool
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreKerberos
 from hms_catalog.properties import CatalogConfig
 from tests.support import hms
-from tests.support.kdc import MiniKdc, missing_programs
+from tests.support.kdc import MiniKdc, free_port, missing_programs
 
 SERVICE = "hive/_HOST"  # as users write it; the metastore and the client both resolve it to hive/localhost
 SHORT_LIFE = "1 minute"
@@ -88,9 +88,11 @@ def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Realm]:
 
 @pytest.fixture(scope="session")
 def secure_metastore(realm: Realm, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMetastore]:
-    """The embedded metastore run secure: SASL/GSSAPI only, as hive/localhost."""
+    """The embedded metastore run secure: SASL/GSSAPI only, as hive/localhost. Its port is fixed, so a test
+    can restart it at the same URI."""
     kerberos = MetastoreKerberos(realm.service, realm.service_keytab, realm.kdc.krb5_conf)
-    with EmbeddedMetastore(tmp_path_factory.mktemp("secure-metastore"), kerberos=kerberos) as server:
+    directory = tmp_path_factory.mktemp("secure-metastore")
+    with EmbeddedMetastore(directory, port=free_port(), kerberos=kerberos) as server:
         yield server
 
 

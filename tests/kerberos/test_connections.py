@@ -91,6 +91,17 @@ def test_failover_from_a_dead_uri_to_a_secure_one(realm: Realm, secure_metastore
     pool.close()
 
 
+def test_a_restarted_metastore_is_reconnected_over_sasl_by_a_retry(realm: Realm, secure_metastore: EmbeddedMetastore) -> None:
+    pool = _pool(realm, secure_metastore.uri, **{"hive.metastore.failure.retries": "3", "hive.metastore.uri.backoff": "0"})
+    assert "default" in pool.call("get_all_databases")
+    secure_metastore.stop()
+    secure_metastore.start()  # the same port: the pooled connection is dead, the URI is not
+    assert "default" in pool.call("get_all_databases")
+    snapshot = pool.metrics.snapshot()
+    assert snapshot.retries >= 1 and snapshot.connections_opened == 2 and snapshot.clients_discarded >= 1
+    pool.close()
+
+
 def _refused(pool: HmsClientPool) -> str:
     with pytest.raises(AuthenticationError) as caught:
         pool.call("get_all_databases")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["MiniKdc", "KDC_PROGRAMS", "missing_programs"]
+__all__ = ["MiniKdc", "KDC_PROGRAMS", "free_port", "missing_programs"]
 
 REALM = "HMS.TEST"
 KDC_PROGRAMS = ("krb5kdc", "kdb5_util", "kadmin.local", "kinit", "kdestroy", "klist")
@@ -43,7 +43,7 @@ class MiniKdc:
     def __init__(self, directory: Path, realm: str = REALM) -> None:
         self.directory = directory
         self.realm = realm
-        self.port = _free_port()
+        self.port = free_port()
         self.krb5_conf = directory / "krb5.conf"
         self.kdc_conf = directory / "kdc.conf"
         self.log_file = directory / "kdc.log"
@@ -162,7 +162,7 @@ class MiniKdc:
         (data / "kadm5.acl").write_text("", encoding="utf-8")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
