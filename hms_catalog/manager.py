@@ -12,8 +12,11 @@ import threading
 from collections.abc import Callable, Mapping
 
 from hms_catalog.cache import CatalogCaches
+from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.client.pool import HmsClientPool
+from hms_catalog.filesystem.client import FilesystemClient
+from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.model.catalog import ExternalCatalog
 from hms_catalog.properties import CatalogConfig, ClientConfig
 from hms_catalog.refresh_log import LOST_TRACK, RefreshLog, RefreshRecord
@@ -59,12 +62,18 @@ class CatalogManager:
                 return live
             config = CatalogConfig.from_properties(definition.properties)
             fresh = ExternalCatalog(
-                definition, config, self._client_factory(config.client), CatalogCaches.from_config(config.caches)
+                definition, config, self._client_for(definition, config), CatalogCaches.from_config(config.caches)
             )
             self._live[definition.name] = fresh
         if live is not None:
             live.close()
         return fresh
+
+    def _client_for(self, definition: CatalogDefinition, config: CatalogConfig) -> MetastoreCalls:
+        """A metastore client, or for a filesystem catalog the folders' answers with the home's promotions."""
+        if config.filesystem is not None:
+            return FilesystemClient(definition.name, config.filesystem, PromotionStore(self.store.home, definition.id))
+        return self._client_factory(config.client)
 
     def live_catalogs(self) -> list[ExternalCatalog]:
         """The catalogs built so far in this process (for figures such as a service's metrics)."""

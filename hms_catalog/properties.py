@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from hms_catalog.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from hms_catalog.filesystem.config import FilesystemConfig
     from hms_catalog.kerberos.config import KerberosConfig
 
 __all__ = [
@@ -252,6 +253,7 @@ class CatalogConfig:
     caches: CacheConfig = CacheConfig()
     scan: ScanConfig = ScanConfig()
     events: EventsConfig = EventsConfig()
+    filesystem: FilesystemConfig | None = None  # set for 'type'='filesystem': folders, not a metastore
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -259,15 +261,22 @@ class CatalogConfig:
 
         The files properties name (a keytab) are checked by :meth:`check_files`, at CREATE and ALTER only.
         """
-        # Imported here: the Kerberos keys live with the Kerberos code, which reads them with this module's helpers.
+        # Imported here: the Kerberos and filesystem keys live with their code, which reads them with this
+        # module's helpers.
+        from hms_catalog.filesystem.config import CATALOG_TYPE as FILESYSTEM_TYPE
+        from hms_catalog.filesystem.config import FilesystemConfig
         from hms_catalog.kerberos.config import KerberosConfig
 
         props = {str(k).strip(): str(v) for k, v in properties.items()}
         kind = props.get(TYPE)
         if kind is None:
-            raise ConfigurationError(f"property '{TYPE}' is required (use '{TYPE}'='{CATALOG_TYPE}')")
+            raise ConfigurationError(f"property '{TYPE}' is required (use '{TYPE}'='{CATALOG_TYPE}' or '{FILESYSTEM_TYPE}')")
+        if kind.strip().lower() == FILESYSTEM_TYPE:
+            return cls(client=ClientConfig(uris=()), raw=MappingProxyType(dict(props)),
+                       caches=CacheConfig.from_properties(props), scan=ScanConfig.from_properties(props),
+                       filesystem=FilesystemConfig.from_properties(props))
         if kind.strip().lower() != CATALOG_TYPE:
-            raise ConfigurationError(f"property '{TYPE}' must be '{CATALOG_TYPE}', got '{kind}'")
+            raise ConfigurationError(f"property '{TYPE}' must be '{CATALOG_TYPE}' or '{FILESYSTEM_TYPE}', got '{kind}'")
         if METASTORE_URIS not in props:
             raise ConfigurationError(f"property '{METASTORE_URIS}' is required, e.g. 'thrift://host:9083'")
         client = ClientConfig(
@@ -291,6 +300,8 @@ class CatalogConfig:
         """Check the files the properties name exist and say what they should (ConfigurationError naming the key)."""
         if self.client.kerberos is not None:
             self.client.kerberos.check_files()
+        if self.filesystem is not None:
+            self.filesystem.check_root()
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

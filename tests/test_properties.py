@@ -56,7 +56,7 @@ def test_uri_lists(text: str, expected: tuple[MetastoreUri, ...]) -> None:
     ("properties", "message"),
     [
         ({"hive.metastore.uris": "thrift://h:1"}, "property 'type' is required"),
-        ({"type": "jdbc", "hive.metastore.uris": "thrift://h:1"}, "property 'type' must be 'hms', got 'jdbc'"),
+        ({"type": "jdbc", "hive.metastore.uris": "thrift://h:1"}, "property 'type' must be 'hms' or 'filesystem', got 'jdbc'"),
         ({"type": "hms"}, "property 'hive.metastore.uris' is required"),
         ({"type": "hms", "hive.metastore.uris": ""}, "is empty"),
         ({"type": "hms", "hive.metastore.uris": "http://h:1"}, "entry 1 'http://h:1' is not of the form thrift://host:port"),

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.events.apply import EventApplier, without_superseded
 from hms_catalog.events.messages import decode_event
 from hms_catalog.properties import METASTORE_CATALOG_DEFAULT, EventsConfig
@@ -59,7 +59,7 @@ class EventFollower:
     def __init__(
         self,
         catalog: str,
-        client: MetastoreClient,
+        client: MetastoreCalls,
         applier: EventApplier,
         config: EventsConfig,
         invalidate_all: Callable[[str], None],

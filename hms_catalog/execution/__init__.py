@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from hms_catalog.execution import browse_commands, catalog_commands, metadata_commands  # noqa: F401 - register handlers
+from hms_catalog.execution import (  # noqa: F401 - register handlers
+    browse_commands,
+    catalog_commands,
+    filesystem_commands,
+    metadata_commands,
+)
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session
 

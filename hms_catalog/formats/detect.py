@@ -14,7 +14,11 @@ from typing import TypedDict
 
 from hms_catalog.client.hive_thrift import ttypes
 
-__all__ = ["TableFormat", "TableKind", "TextFormat", "Detection", "detect", "HUDI_INPUT_FORMATS"]
+__all__ = ["TableFormat", "TableKind", "TextFormat", "Detection", "detect", "HUDI_INPUT_FORMATS", "UNREADABLE_PARAMETER"]
+
+# Set by a catalog that knows a table cannot be read (a filesystem catalog's Delta folder, mixed formats):
+# the table is UNKNOWN with this reason. A metastore table never has it.
+UNREADABLE_PARAMETER = "hms_catalog.unreadable"
 
 
 class TableFormat(str, Enum):
@@ -155,6 +159,8 @@ def detect(table: ttypes.Table) -> Detection:
     location = location or sd.location or None
     common = _Found(input_format=input_format, serde=serde, location=location, parameters=params)
 
+    if UNREADABLE_PARAMETER in params:
+        return Detection(TableFormat.UNKNOWN, params[UNREADABLE_PARAMETER], **common)
     if params.get("table_type", "").upper() == "ICEBERG":
         return Detection(TableFormat.ICEBERG, "table parameter table_type=ICEBERG", file_format="iceberg", **common)
 

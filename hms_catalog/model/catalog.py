@@ -14,7 +14,7 @@ from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 
 if TYPE_CHECKING:
-    from hms_catalog.client.metastore import MetastoreClient
+    from hms_catalog.client.calls import MetastoreCalls
     from hms_catalog.client.metrics import MetricsSnapshot
     from hms_catalog.properties import CatalogConfig
     from hms_catalog.store import CatalogDefinition
@@ -37,7 +37,7 @@ class ExternalCatalog:
         self,
         definition: CatalogDefinition,
         config: CatalogConfig,
-        client: MetastoreClient,
+        client: MetastoreCalls,
         caches: CatalogCaches | None = None,
     ) -> None:
         self.definition = definition

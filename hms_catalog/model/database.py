@@ -14,8 +14,8 @@ from hms_catalog.model.table import ExternalTable
 
 if TYPE_CHECKING:
     from hms_catalog.cache import CatalogCaches
+    from hms_catalog.client.calls import MetastoreCalls
     from hms_catalog.client.hive_thrift import ttypes
-    from hms_catalog.client.metastore import MetastoreClient
 
 __all__ = ["ExternalDatabase", "TABLE_BATCH_SIZE"]
 
@@ -30,7 +30,7 @@ class ExternalDatabase:
         self,
         catalog: str,
         name: str,
-        client: MetastoreClient,
+        client: MetastoreCalls,
         caches: CatalogCaches,
         io_properties: Mapping[str, str],
         *,

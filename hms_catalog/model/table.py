@@ -11,8 +11,8 @@ from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
 
 if TYPE_CHECKING:
     from hms_catalog.cache import CatalogCaches
+    from hms_catalog.client.calls import MetastoreCalls
     from hms_catalog.client.hive_thrift import ttypes
-    from hms_catalog.client.metastore import MetastoreClient
     from hms_catalog.formats import Detection, TableSchema
 
 __all__ = ["ExternalTable"]
@@ -31,7 +31,7 @@ class ExternalTable:
         catalog: str,
         database: str,
         name: str,
-        client: MetastoreClient,
+        client: MetastoreCalls,
         caches: CatalogCaches,
         io_properties: Mapping[str, str],
     ) -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "DatabaseName",
     "Properties",
     "CreateCatalog",
+    "AlterTableFormat",
     "DropCatalog",
     "AlterCatalogProperties",
     "RenameCatalog",
@@ -89,6 +90,15 @@ class DropCatalog(Statement):
 class AlterCatalogProperties(Statement):
     name: str
     properties: Properties
+
+
+@dataclass(frozen=True)
+class AlterTableFormat(Statement):
+    """``ALTER TABLE t REFRESH METADATA | PROMOTE | SET FORMAT (...)`` on a filesystem catalog's table."""
+
+    table: TableName
+    action: str  # REFRESH METADATA, PROMOTE or SET FORMAT
+    properties: Properties = ()
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from hms_catalog.sql._source import StatementSource, position, syntax_error
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
     AlterCatalogProperties,
+    AlterTableFormat,
     CreateCatalog,
     DatabaseName,
     DescribeTable,
@@ -199,6 +200,19 @@ def _refresh_catalog(cur: Cursor) -> Statement:
     return RefreshCatalog(_catalog_name(cur))
 
 
+def _alter_table(cur: Cursor) -> Statement:
+    name = _table_name(cur)
+    if cur.match_keyword("REFRESH"):
+        cur.expect_keyword("METADATA")
+        return AlterTableFormat(name, "REFRESH METADATA")
+    if cur.match_keyword("PROMOTE"):
+        return AlterTableFormat(name, "PROMOTE")
+    if cur.match_keyword("SET"):
+        cur.expect_keyword("FORMAT")
+        return AlterTableFormat(name, "SET FORMAT", _properties(cur))
+    raise cur.expected("REFRESH METADATA, PROMOTE or SET FORMAT")
+
+
 def _refresh_database(cur: Cursor) -> Statement:
     return RefreshDatabase(_database_name(cur))
 
@@ -216,6 +230,7 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("CREATE", "CATALOG"): _create_catalog,
         ("DROP", "CATALOG"): _drop_catalog,
         ("ALTER", "CATALOG"): _alter_catalog,
+        ("ALTER", "TABLE"): _alter_table,
         ("SHOW", "CATALOGS"): _show_catalogs,
         ("SHOW", "DATABASES"): _show_databases,
         ("SHOW", "TABLES"): _show_tables,

@@ -1,0 +1,249 @@
+"""A filesystem catalog answering the metastore calls the catalog model makes, from folders and files.
+
+First-level folders under the root are databases; the folders and files in a database folder are its
+tables. Each table is described by the thrift structs a metastore would hold for it (columns, partition
+keys, input format and serde, or a Spark data source provider with its options), built from its
+:class:`TableLayout`, so DESCRIBE, SHOW TABLE STATUS, the caches, REFRESH, the split planner and every
+reader treat it as they treat a metastore table. Listings are one level deep for SHOW DATABASES and SHOW
+TABLES; a table is listed whole (one recursive listing) only when it is described, promoted or planned.
+
+A table's layout is detected on its first use and kept in the catalog's :class:`PromotionStore`
+(``auto_promote``), or only when promoted explicitly.
+"""
+
+from __future__ import annotations
+
+import pyarrow.fs as pafs
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.client.metrics import ClientMetrics, MetricsSnapshot
+from hms_catalog.errors import ConfigurationError, NotFoundError
+from hms_catalog.filesystem.config import FilesystemConfig
+from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_names
+from hms_catalog.filesystem.promotions import PromotionStore
+from hms_catalog.formats._paths import join_location, resolve
+from hms_catalog.formats.detect import UNREADABLE_PARAMETER
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+
+__all__ = ["FilesystemClient", "UNREADABLE_PARAMETER", "PROMOTE_HINT"]
+
+PROMOTE_HINT = "ALTER TABLE {name} PROMOTE"
+
+_HIVE_FORMATS = {
+    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
+    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
+    "avro": ("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat", "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
+}
+_HUDI_INPUT = {"COPY_ON_WRITE": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+               "MERGE_ON_READ": "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
+_CSV_OPTIONS = {"delimiter": "sep", "header": "header", "quote": "quote", "escape": "escape"}
+
+
+class FilesystemClient:
+    """The metastore calls of :class:`~hms_catalog.client.MetastoreClient`, answered from a filesystem."""
+
+    metastore_catalog: str | None = None
+
+    def __init__(self, catalog: str, config: FilesystemConfig, promotions: PromotionStore,
+                 filesystem: pafs.FileSystem | None = None) -> None:
+        self.catalog = catalog
+        self.config = config
+        self.promotions = promotions
+        if filesystem is None:
+            filesystem, self._root = resolve(config.root)
+        else:
+            self._root = config.root
+        self.filesystem = filesystem
+        self._root = self._root.rstrip("/") or "/"
+        self._metrics = ClientMetrics()
+
+    # --- what the model asks ----------------------------------------------------------------------
+
+    def metrics(self) -> MetricsSnapshot:
+        return self._metrics.snapshot()
+
+    def close(self) -> None:
+        """Nothing to close: no connections are held."""
+
+    def get_all_databases(self) -> list[str]:
+        self._metrics.call("list_databases")
+        return [name for name, kind in self._children(self._root) if kind == pafs.FileType.Directory]
+
+    def get_database(self, name: str) -> ttypes.Database:
+        path = self._database_path(name)
+        return ttypes.Database(name=name.lower(), description="", locationUri=self._location(path), parameters={})
+
+    def get_all_tables(self, database: str) -> list[str]:
+        path = self._database_path(database)
+        self._metrics.call("list_tables")
+        present = [name for name, _ in self._children(path)]
+        if self.config.auto_promote:
+            return present
+        promoted = set(self.promotions.tables(database))
+        return [name for name in present if name.lower() in promoted]
+
+    def get_table(self, database: str, table: str) -> ttypes.Table:
+        path = self._table_path(database, table)
+        layout = self.promotions.get(database, table)
+        if layout is None:
+            if not self.config.auto_promote:
+                name = f"{self.catalog}.{database}.{table}"
+                raise NotFoundError("table", name, f"{path} is not promoted (auto_promote is off): "
+                                                   + PROMOTE_HINT.format(name=name))
+            layout = self.promote(database, table)
+        return self._table_struct(database, table, path, layout)
+
+    def get_table_objects_by_name(self, database: str, tables: list[str]) -> list[ttypes.Table]:
+        found = []
+        for name in tables:
+            try:
+                found.append(self.get_table(database, name))
+            except NotFoundError:
+                continue
+        return found
+
+    def get_partition_names(self, database: str, table: str, max_parts: int = -1) -> list[str]:
+        layout = self._layout(database, table)
+        keys = [name for name, _ in layout.partition_keys]
+        if not keys:
+            return []
+        listing = list_table(self.filesystem, self._table_path(database, table))
+        self._metrics.call("list_partitions")
+        if listing is None:
+            return []
+        names = [make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for _, v in pairs])
+                 for pairs in partition_names(listing) if [k for k, _ in pairs] == keys]
+        return names if max_parts < 0 else names[:max_parts]
+
+    def get_partition_names_ps(self, database: str, table: str, values: list[str], max_parts: int = -1) -> list[str]:
+        names = []
+        for name in self.get_partition_names(database, table):
+            pairs = parse_partition_name(name)
+            if all(not wanted or (value or DEFAULT_PARTITION) == wanted for (_, value), wanted in zip(pairs, values)):
+                names.append(name)
+        return names if max_parts < 0 else names[:max_parts]
+
+    def get_partitions_by_filter(self, database: str, table: str, expression: str, max_parts: int = -1) -> list[ttypes.Partition]:
+        """Every partition: the planner evaluates the filter on the names itself (a superset is allowed)."""
+        return self.get_partitions_by_names(database, table, self.get_partition_names(database, table, max_parts))
+
+    def get_current_notification_event_id(self) -> int:
+        """No notification log: files change without one (REFRESH and TTLs keep a filesystem catalog fresh)."""
+        return 0
+
+    def get_next_notification(self, last_event: int, max_events: int) -> list[ttypes.NotificationEvent]:
+        return []
+
+    def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
+        path = self._table_path(database, table)
+        location = self._location(path)
+        struct = self.get_table(database, table)
+        partitions = []
+        for name in names:
+            values = [value if value is not None else DEFAULT_PARTITION for _, value in parse_partition_name(name)]
+            sd = ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": f"{location}/{name}"})
+            partitions.append(ttypes.Partition(values=values, dbName=database, tableName=table, sd=sd, parameters={}))
+        return partitions
+
+    # --- promotion --------------------------------------------------------------------------------
+
+    def promote(self, database: str, table: str) -> TableLayout:
+        """Detect ``database.table``'s layout now and keep it (REFRESH METADATA and PROMOTE)."""
+        path = self._table_path(database, table)
+        listing = list_table(self.filesystem, path)
+        self._metrics.call("detect")
+        if listing is None:
+            raise NotFoundError("table", f"{self.catalog}.{database}.{table}")
+        layout = detect_table(self.filesystem, listing, self.config.sample_files)
+        self.promotions.put(database, table, layout)
+        return layout
+
+    def set_format(self, database: str, table: str, settings: dict[str, str]) -> TableLayout:
+        """Read ``database.table`` as ``settings`` say from now on (SET FORMAT); ConfigurationError naming
+        a wrong setting, and then nothing is kept."""
+        path = self._table_path(database, table)
+        listing = list_table(self.filesystem, path)
+        if listing is None:
+            raise NotFoundError("table", f"{self.catalog}.{database}.{table}")
+        try:
+            layout = layout_as(self.filesystem, listing, settings, self.config.sample_files)
+        except ValueError as error:
+            raise ConfigurationError(f"SET FORMAT of {self.catalog}.{database}.{table}: {error}") from None
+        self.promotions.put(database, table, layout)
+        return layout
+
+    def layout(self, database: str, table: str) -> TableLayout | None:
+        return self.promotions.get(database, table)
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _layout(self, database: str, table: str) -> TableLayout:
+        layout = self.promotions.get(database, table)
+        if layout is None:
+            self.get_table(database, table)
+            layout = self.promotions.get(database, table)
+        assert layout is not None
+        return layout
+
+    def _children(self, path: str) -> list[tuple[str, pafs.FileType]]:
+        try:
+            entries = self.filesystem.get_file_info(pafs.FileSelector(path))
+        except FileNotFoundError:
+            return []
+        return sorted((entry.base_name, entry.type) for entry in entries
+                      if not entry.base_name.startswith((".", "_")) and entry.type != pafs.FileType.NotFound)
+
+    def _child(self, parent: str, name: str, kind: str, full_name: str) -> str:
+        """The path of ``name`` under ``parent``, found case-insensitively as the catalog lower-cases names."""
+        exact = f"{parent.rstrip('/')}/{name}"
+        if self.filesystem.get_file_info(exact).type != pafs.FileType.NotFound:
+            return exact
+        for child, _ in self._children(parent):
+            if child.lower() == name.lower():
+                return f"{parent.rstrip('/')}/{child}"
+        raise NotFoundError(kind, full_name, f"no {exact}")
+
+    def _database_path(self, database: str) -> str:
+        return self._child(self._root, database, "database", f"{self.catalog}.{database}")
+
+    def _table_path(self, database: str, table: str) -> str:
+        return self._child(self._database_path(database), table, "table", f"{self.catalog}.{database}.{table}")
+
+    def _location(self, path: str) -> str:
+        return join_location(self.config.root, path)
+
+    def _table_struct(self, database: str, table: str, path: str, layout: TableLayout) -> ttypes.Table:
+        location = self._location(path)
+        columns = [ttypes.FieldSchema(name, kind, "") for name, kind in layout.columns]
+        parameters = {"EXTERNAL": "TRUE", "hms_catalog.detected": layout.reason}
+        serde_parameters: dict[str, str] = {}
+        input_format = output_format = serde = None
+        if layout.format in _HIVE_FORMATS:
+            input_format, output_format, serde = _HIVE_FORMATS[layout.format]
+        elif layout.format in ("csv", "json"):
+            parameters["spark.sql.sources.provider"] = layout.format
+            serde_parameters["path"] = location
+            for option, spark_option in _CSV_OPTIONS.items():
+                if layout.format == "csv" and option in layout.options:
+                    serde_parameters[spark_option] = layout.options[option]
+        elif layout.format == "iceberg":
+            parameters.update(table_type="ICEBERG", metadata_location=self._location(layout.options["metadata_location"]))
+        elif layout.format == "hudi":
+            input_format = _HUDI_INPUT.get(layout.options.get("table_type", ""), _HUDI_INPUT["COPY_ON_WRITE"])
+        else:
+            parameters[UNREADABLE_PARAMETER] = layout.reason
+        return ttypes.Table(
+            tableName=table.lower(), dbName=database.lower(), owner="", tableType="EXTERNAL_TABLE",
+            partitionKeys=[ttypes.FieldSchema(name, kind, "") for name, kind in layout.partition_keys],
+            parameters=parameters,
+            sd=ttypes.StorageDescriptor(
+                cols=columns, location=location, inputFormat=input_format, outputFormat=output_format,
+                serdeInfo=ttypes.SerDeInfo(serializationLib=serde, parameters=serde_parameters), compressed=False,
+                numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
+            ),
+        )
+
