@@ -34,5 +34,9 @@ def alter_table_format(session: Session, statement: ast.AlterTableFormat) -> Res
     else:
         layout = client.set_format(table.database, table.name, dict(statement.properties))
         done = "format set"
-    session.manager.refresh(catalog.name, table.database, table.name)  # every process drops what it cached
+    # Every process drops what it cached of the table; a promotion also changes the database's table list.
+    if statement.action == "PROMOTE":
+        session.manager.refresh(catalog.name, table.database)
+    else:
+        session.manager.refresh(catalog.name, table.database, table.name)
     return Result.done(f"table '{table.full_name}' {done}: {layout.format} ({layout.reason})")

@@ -112,8 +112,11 @@ def detect_table(filesystem: pafs.FileSystem, listing: FileListing, sample_files
             return TableLayout("iceberg", f"Iceberg table (metadata/{metadata.rsplit('/', 1)[-1]})",
                                options={"metadata_location": metadata})
     if ".hoodie" in listing.markers:
-        table_type = _hudi_table_type(filesystem, listing.root)
-        return TableLayout("hudi", f"Hudi {table_type.lower()} table (.hoodie)", options={"table_type": table_type})
+        properties = _hudi_properties(filesystem, listing.root)
+        table_type = properties.get("hoodie.table.type", "COPY_ON_WRITE").upper()
+        fields = [name for name in properties.get("hoodie.table.partition.fields", "").split(",") if name]
+        return TableLayout("hudi", f"Hudi {table_type.lower()} table (.hoodie)", options={"table_type": table_type},
+                           partition_keys=tuple((name, "string") for name in fields))
     if "_delta_log" in listing.markers:
         return TableLayout("unknown", "a Delta Lake table (_delta_log): Delta is not supported; register it "
                                       "through a Delta-aware catalog or convert it to Iceberg")
@@ -409,14 +412,12 @@ def _iceberg_metadata(filesystem: pafs.FileSystem, root: str) -> str | None:
     return best[1] if best else None
 
 
-def _hudi_table_type(filesystem: pafs.FileSystem, root: str) -> str:
-    path = f"{root}/.hoodie/hoodie.properties"
+def _hudi_properties(filesystem: pafs.FileSystem, root: str) -> dict[str, str]:
+    """``.hoodie/hoodie.properties`` (table type, partition fields); empty when it cannot be read."""
     try:
-        with filesystem.open_input_stream(path) as stream:
+        with filesystem.open_input_stream(f"{root}/.hoodie/hoodie.properties") as stream:
             text = stream.read().decode("utf-8", "replace")
     except OSError:
-        return "COPY_ON_WRITE"
-    for line in text.splitlines():
-        if line.startswith("hoodie.table.type="):
-            return line.split("=", 1)[1].strip().upper()
-    return "COPY_ON_WRITE"
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}

@@ -84,8 +84,9 @@ class ExternalTable:
     def _load(self) -> TableMetadata:
         try:
             return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties)
-        except NotFoundError:
-            pass
+        except NotFoundError as error:
+            if error.name == self.full_name:
+                raise  # a client that names the table as the catalog does said why itself (a folder not promoted)
         # Only on this error path: tell a missing database from a missing table.
         try:
             self._client.get_database(self.database)
