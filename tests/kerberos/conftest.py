@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from hms_catalog.client import HmsClientPool
+from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreKerberos
 from hms_catalog.properties import CatalogConfig
 from tests.support import hms
 from tests.support.kdc import MiniKdc, free_port, missing_programs
+from tests.support.sessions import EVENTS, open_catalog
 
 SERVICE = "hive/_HOST"  # as users write it; the metastore and the client both resolve it to hive/localhost
 SHORT_LIFE = "1 minute"
@@ -96,8 +99,41 @@ def secure_metastore(realm: Realm, tmp_path_factory: pytest.TempPathFactory) -> 
         yield server
 
 
+@dataclass(frozen=True)
+class Aging:
+    """A catalog logged in from the keytab of the principal whose tickets live one minute (following the
+    metastore's events), and a ticket cache ``kinit`` filled for it, both made at ``started``."""
+
+    session: Session
+    database: str
+    ticket_cache: str
+    started: float  # time.time() of the first login
+
+
 @pytest.fixture(scope="session")
-def secure_admin(realm: Realm, secure_metastore: EmbeddedMetastore) -> Iterator[hms.Admin]:
+def aging(realm: Realm, secure_metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Aging]:
+    """Made with the first secure test (``secure_admin`` asks for it), so the minute its tickets need to
+    expire passes while the other Kerberos tests run, not in a sleep of its own."""
+    scratch = tmp_path_factory.mktemp("aging")
+    pool = realm.pool(secure_metastore.uri)
+    database = "aging"
+    hms.Admin(pool, secure_metastore.warehouse).create_database(database)
+    cache = f"FILE:{scratch / 'krb5cc'}"
+    realm.kdc.kinit(realm.short, realm.short_keytab, cache)  # before the catalog's login: the KDC's log tells them apart
+    started = time.time()
+    properties = {**realm.catalog_properties(secure_metastore.uri), **EVENTS,
+                  "hadoop.kerberos.principal": realm.short, "hadoop.kerberos.keytab": str(realm.short_keytab)}
+    del properties["type"], properties["hive.metastore.uris"]
+    (scratch / "home").mkdir()
+    session = open_catalog(scratch / "home", secure_metastore.uri, **properties)
+    session.run_one("SHOW DATABASES FROM hive")  # logs in, and starts following events
+    yield Aging(session, database, cache, started)
+    session.manager.close()
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def secure_admin(realm: Realm, secure_metastore: EmbeddedMetastore, aging: Aging) -> Iterator[hms.Admin]:
     """Arranges databases and tables in the secure metastore, logged in as the user."""
     pool = realm.pool(secure_metastore.uri)
     yield hms.Admin(pool, secure_metastore.warehouse)
