@@ -22,7 +22,7 @@ from hms_catalog.client.hive_thrift import GetPartitionsByFilterRequest, ttypes
 from hms_catalog.client.metrics import MetricsSnapshot
 from hms_catalog.client.pool import HmsClientPool
 from hms_catalog.client.versions import CallForm
-from hms_catalog.errors import MetastoreError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
 
 __all__ = ["MetastoreClient"]
 
@@ -97,6 +97,28 @@ class MetastoreClient:
             CallForm("get_partitions_by_names_req", (request,), lambda result: result.partitions or []),
             missing=("table", f"{database}.{table}"),
         ))
+
+    # --- writes: only CREATE TABLE ... LIKE PATH registers tables --------------------------------------
+
+    def create_table(self, table: ttypes.Table) -> None:
+        """Register ``table``; AlreadyExistsError when its name is taken, NotFoundError without its database."""
+        name = f"{table.dbName}.{table.tableName}"
+        try:
+            self._call("create_table", table, missing=("database", table.dbName))
+        except MetastoreError as error:
+            if isinstance(error.__cause__, ttypes.AlreadyExistsException):
+                raise AlreadyExistsError("table", name) from error
+            if isinstance(error.__cause__, ttypes.InvalidObjectException) and "database" in str(error).lower():
+                raise NotFoundError("database", table.dbName, str(error.__cause__.message or "")) from error
+            raise
+
+    def add_partitions(self, partitions: list[ttypes.Partition]) -> int:
+        """Register ``partitions`` of one table in one call; how many were added."""
+        return int(self._call("add_partitions", partitions))
+
+    def drop_table(self, database: str, table: str) -> None:
+        """Unregister ``database.table``, leaving its files (its data is never deleted)."""
+        self._call("drop_table", self._db(database), table, False, missing=("table", f"{database}.{table}"))
 
     def get_current_notification_event_id(self) -> int:
         """The id of the newest event in the metastore's notification log."""

@@ -1,14 +1,23 @@
-"""ALTER TABLE ... REFRESH METADATA | PROMOTE | SET FORMAT: a filesystem catalog's table formats."""
+"""Tables made from folders: ALTER TABLE ... REFRESH METADATA | PROMOTE | SET FORMAT on a filesystem
+catalog's tables, and CREATE TABLE ... LIKE PATH registering a folder in a metastore."""
 
 from __future__ import annotations
 
-from hms_catalog.errors import ConfigurationError
+from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
 from hms_catalog.filesystem.client import FilesystemClient
+from hms_catalog.filesystem.config import SAMPLE_FILES_DEFAULT
+from hms_catalog.filesystem.detect import detect_table, list_table, partition_names
+from hms_catalog.filesystem.tables import HIVE_FORMATS, SPARK_PROVIDERS, partition_struct, table_struct
+from hms_catalog.formats._paths import join_location, resolve
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.sql import ast
 
-__all__ = ["alter_table_format"]
+__all__ = ["alter_table_format", "create_table_like_path"]
+
+PARTITION_BATCH = 500
 
 
 @register(ast.AlterTableFormat)
@@ -40,3 +49,53 @@ def alter_table_format(session: Session, statement: ast.AlterTableFormat) -> Res
     else:
         session.manager.refresh(catalog.name, table.database, table.name)
     return Result.done(f"table '{table.full_name}' {done}: {layout.format} ({layout.reason})")
+
+
+@register(ast.CreateTableLikePath)
+def create_table_like_path(session: Session, statement: ast.CreateTableLikePath) -> Result:
+    """Register the folder at ``path`` in the target metastore as an external table, with its partitions.
+
+    The table is created first, then its partitions in batches; if a batch fails the table is dropped
+    again (its files are never touched), so a failure leaves nothing half-registered.
+    """
+    target = session.table(statement.table)
+    catalog = session.manager.catalog(target.catalog)
+    client = catalog.client
+    if not isinstance(client, MetastoreClient):
+        raise ConfigurationError(f"CREATE TABLE ... LIKE PATH registers tables in a metastore; '{catalog.name}' is not an hms catalog")
+    try:
+        filesystem, path = resolve(statement.path)
+        listing = list_table(filesystem, path)
+    except (OSError, ValueError) as error:
+        raise ConfigurationError(f"cannot open {statement.path}: {error}") from None
+    if listing is None:
+        raise NotFoundError("path", statement.path)
+    if listing.single_file:
+        raise ConfigurationError(f"{statement.path} is a file; a metastore table is a folder: give the folder holding it")
+    layout = detect_table(filesystem, listing, SAMPLE_FILES_DEFAULT)
+    if layout.format not in HIVE_FORMATS and layout.format not in SPARK_PROVIDERS:
+        detail = layout.reason if layout.format == "unknown" else f"{layout.format} has no Hive table equivalent to register"
+        raise UnsupportedTableError(f"{statement.path} cannot become a metastore table: {detail}")
+    table = table_struct(target.database, target.name, join_location(statement.path, listing.root), layout,
+                         detected_key="hms_catalog.registered_from")
+    try:
+        client.create_table(table)
+    except AlreadyExistsError:
+        if statement.if_not_exists:
+            return Result.done(f"table '{target.full_name}' already exists")
+        raise
+    keys = [name for name, _ in layout.partition_keys]
+    names = [make_partition_name(keys, [None if value == DEFAULT_PARTITION else value for _, value in pairs])
+             for pairs in partition_names(listing)]
+    added = 0
+    try:
+        for start in range(0, len(names), PARTITION_BATCH):
+            added += client.add_partitions([partition_struct(table, name) for name in names[start : start + PARTITION_BATCH]])
+            if session.progress is not None:
+                session.progress("partitions registered", added, len(names))
+    except BaseException:
+        client.drop_table(target.database, target.name)
+        raise
+    session.manager.refresh(catalog.name, target.database)
+    partitions = f" and {added} partitions" if keys else ""
+    return Result.done(f"table '{target.full_name}' created as {layout.format} with {len(layout.columns)} columns{partitions}")

@@ -21,27 +21,13 @@ from hms_catalog.errors import ConfigurationError, NotFoundError
 from hms_catalog.filesystem.config import FilesystemConfig
 from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_names
 from hms_catalog.filesystem.promotions import PromotionStore
+from hms_catalog.filesystem.tables import partition_struct, table_struct
 from hms_catalog.formats._paths import join_location, resolve
-from hms_catalog.formats.detect import UNREADABLE_PARAMETER
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
 
-__all__ = ["FilesystemClient", "UNREADABLE_PARAMETER", "PROMOTE_HINT"]
+__all__ = ["FilesystemClient", "PROMOTE_HINT"]
 
 PROMOTE_HINT = "ALTER TABLE {name} PROMOTE"
-
-_HIVE_FORMATS = {
-    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
-    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
-            "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
-    "avro": ("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
-             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat", "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
-}
-_HUDI_INPUT = {"COPY_ON_WRITE": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
-               "MERGE_ON_READ": "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
-_CSV_OPTIONS = {"delimiter": "sep", "header": "header", "quote": "quote", "escape": "escape"}
-
 
 class FilesystemClient:
     """The metastore calls of :class:`~hms_catalog.client.MetastoreClient`, answered from a filesystem."""
@@ -95,7 +81,9 @@ class FilesystemClient:
                 raise NotFoundError("table", name, f"{path} is not promoted (auto_promote is off): "
                                                    + PROMOTE_HINT.format(name=name))
             layout = self.promote(database, table)
-        return self._table_struct(database, table, path, layout)
+        metadata = layout.options.get("metadata_location")
+        return table_struct(database, table, self._location(path), layout,
+                            metadata_location=self._location(metadata) if metadata else None)
 
     def get_table_objects_by_name(self, database: str, tables: list[str]) -> list[ttypes.Table]:
         found = []
@@ -139,15 +127,8 @@ class FilesystemClient:
         return []
 
     def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
-        path = self._table_path(database, table)
-        location = self._location(path)
         struct = self.get_table(database, table)
-        partitions = []
-        for name in names:
-            values = [value if value is not None else DEFAULT_PARTITION for _, value in parse_partition_name(name)]
-            sd = ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": f"{location}/{name}"})
-            partitions.append(ttypes.Partition(values=values, dbName=database, tableName=table, sd=sd, parameters={}))
-        return partitions
+        return [partition_struct(struct, name) for name in names]
 
     # --- promotion --------------------------------------------------------------------------------
 
@@ -215,35 +196,3 @@ class FilesystemClient:
 
     def _location(self, path: str) -> str:
         return join_location(self.config.root, path)
-
-    def _table_struct(self, database: str, table: str, path: str, layout: TableLayout) -> ttypes.Table:
-        location = self._location(path)
-        columns = [ttypes.FieldSchema(name, kind, "") for name, kind in layout.columns]
-        parameters = {"EXTERNAL": "TRUE", "hms_catalog.detected": layout.reason}
-        serde_parameters: dict[str, str] = {}
-        input_format = output_format = serde = None
-        if layout.format in _HIVE_FORMATS:
-            input_format, output_format, serde = _HIVE_FORMATS[layout.format]
-        elif layout.format in ("csv", "json"):
-            parameters["spark.sql.sources.provider"] = layout.format
-            serde_parameters["path"] = location
-            for option, spark_option in _CSV_OPTIONS.items():
-                if layout.format == "csv" and option in layout.options:
-                    serde_parameters[spark_option] = layout.options[option]
-        elif layout.format == "iceberg":
-            parameters.update(table_type="ICEBERG", metadata_location=self._location(layout.options["metadata_location"]))
-        elif layout.format == "hudi":
-            input_format = _HUDI_INPUT.get(layout.options.get("table_type", ""), _HUDI_INPUT["COPY_ON_WRITE"])
-        else:
-            parameters[UNREADABLE_PARAMETER] = layout.reason
-        return ttypes.Table(
-            tableName=table.lower(), dbName=database.lower(), owner="", tableType="EXTERNAL_TABLE",
-            partitionKeys=[ttypes.FieldSchema(name, kind, "") for name, kind in layout.partition_keys],
-            parameters=parameters,
-            sd=ttypes.StorageDescriptor(
-                cols=columns, location=location, inputFormat=input_format, outputFormat=output_format,
-                serdeInfo=ttypes.SerDeInfo(serializationLib=serde, parameters=serde_parameters), compressed=False,
-                numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
-            ),
-        )
-

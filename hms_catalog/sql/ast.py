@@ -18,6 +18,7 @@ __all__ = [
     "Properties",
     "CreateCatalog",
     "AlterTableFormat",
+    "CreateTableLikePath",
     "DropCatalog",
     "AlterCatalogProperties",
     "RenameCatalog",
@@ -99,6 +100,15 @@ class AlterTableFormat(Statement):
     table: TableName
     action: str  # REFRESH METADATA, PROMOTE or SET FORMAT
     properties: Properties = ()
+
+
+@dataclass(frozen=True)
+class CreateTableLikePath(Statement):
+    """``CREATE TABLE [IF NOT EXISTS] t LIKE PATH 'uri'``: register a folder of files in a metastore."""
+
+    table: TableName
+    path: str
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from hms_catalog.sql.ast import (
     AlterCatalogProperties,
     AlterTableFormat,
     CreateCatalog,
+    CreateTableLikePath,
     DatabaseName,
     DescribeTable,
     DropCatalog,
@@ -213,6 +214,18 @@ def _alter_table(cur: Cursor) -> Statement:
     raise cur.expected("REFRESH METADATA, PROMOTE or SET FORMAT")
 
 
+def _create_table(cur: Cursor) -> Statement:
+    if_not_exists = cur.match_keyword("IF")
+    if if_not_exists:
+        cur.expect_keyword("NOT")
+        cur.expect_keyword("EXISTS")
+    name = _table_name(cur)
+    cur.expect_keyword("LIKE")
+    cur.expect_keyword("PATH")
+    return CreateTableLikePath(name, cur.expect_string("path (a quoted URI, such as 'file:///data/lake/raw/events')"),
+                               if_not_exists)
+
+
 def _refresh_database(cur: Cursor) -> Statement:
     return RefreshDatabase(_database_name(cur))
 
@@ -228,6 +241,7 @@ _Handler = Callable[[Cursor], Statement]
 _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
     {
         ("CREATE", "CATALOG"): _create_catalog,
+        ("CREATE", "TABLE"): _create_table,
         ("DROP", "CATALOG"): _drop_catalog,
         ("ALTER", "CATALOG"): _alter_catalog,
         ("ALTER", "TABLE"): _alter_table,

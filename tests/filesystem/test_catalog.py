@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hms_catalog import open_session
-from hms_catalog.errors import ConfigurationError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 from hms_catalog.execution import Session
 from hms_catalog.manager import CatalogManager
 from hms_catalog.store import CatalogStore
@@ -174,3 +174,29 @@ def test_a_missing_root_is_refused_at_create(home: Path, tmp_path: Path) -> None
     with pytest.raises(ConfigurationError, match="property 'root' is required for a filesystem catalog"):
         session.run_one("CREATE CATALOG lake PROPERTIES ('type'='filesystem')")
     assert not session.run_one("SHOW CATALOGS").rows
+
+
+def test_create_table_like_path_registers_folders_spark_then_reads(spark: Any, lake: Path, home: Path, metastore_uri: str,
+                                                                   admin: Any, unique_name: str, fs_session: Session,
+                                                                   tmp_path: Path) -> None:
+    admin.create_database(unique_name)
+    fs_session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}')")
+    try:
+        created = fs_session.run_one(f"CREATE TABLE hive.{unique_name}.events LIKE PATH '{(lake / 'raw' / 'events_parquet').as_uri()}'")
+        assert created.message == f"table 'hive.{unique_name}.events' created as parquet with 4 columns and 3 partitions"
+        fs_session.run_one(f"CREATE TABLE hive.{unique_name}.drops LIKE PATH '{(lake / 'raw' / 'drops_csv').as_uri()}'")
+        for registered, folder in (("events", "events_parquet"), ("drops", "drops_csv")):
+            assert _rows(spark.table(f"{unique_name}.{registered}")) == _rows(read_hms(spark, home, f"lake.raw.{folder}"))
+        assert [p.values for p in admin.pool.call("get_partitions", unique_name, "events", -1)] == [
+            ["2024-01-01"], ["2024-01-02"], ["2024-01-03"]]
+        with pytest.raises(AlreadyExistsError, match=f"table '{unique_name}.events' already exists"):
+            fs_session.run_one(f"CREATE TABLE hive.{unique_name}.events LIKE PATH '{(lake / 'raw' / 'events_orc').as_uri()}'")
+        again = fs_session.run_one(f"CREATE TABLE IF NOT EXISTS hive.{unique_name}.events LIKE PATH '{lake.as_uri()}/raw/events_orc'")
+        assert "already exists" in again.message
+        (tmp_path / "ice" / "metadata").mkdir(parents=True)
+        (tmp_path / "ice" / "metadata" / "v1.metadata.json").write_text("{}")
+        with pytest.raises(UnsupportedTableError, match="iceberg has no Hive table equivalent to register"):
+            fs_session.run_one(f"CREATE TABLE hive.{unique_name}.ice LIKE PATH '{(tmp_path / 'ice').as_uri()}'")
+        assert sorted(fs_session.run_one(f"SHOW TABLES FROM hive.{unique_name}").column("Table")) == ["drops", "events"]
+    finally:
+        admin.drop_database(unique_name)
