@@ -211,7 +211,7 @@ def _alter_table(cur: Cursor) -> Statement:
     if cur.match_keyword("SET"):
         cur.expect_keyword("FORMAT")
         return AlterTableFormat(name, "SET FORMAT", _properties(cur))
-    raise cur.expected("REFRESH METADATA, PROMOTE or SET FORMAT")
+    raise cur.error("expected REFRESH METADATA, PROMOTE or SET FORMAT", cur.peek())
 
 
 def _create_table(cur: Cursor) -> Statement:

@@ -190,7 +190,11 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
     ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
     ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG after SHOW CREATE"),
-    ("CREATE TABLE t", 1, 8, "TABLE", "expected CATALOG after CREATE"),
+    ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG or TABLE after CREATE"),
+    ("CREATE TABLE t", 1, 15, "<end of input>", "expected LIKE"),
+    ("CREATE TABLE t LIKE 'x'", 1, 21, "'x'", "expected PATH"),
+    ("ALTER TABLE t", 1, 14, "<end of input>", "expected REFRESH METADATA, PROMOTE or SET FORMAT"),
+    ("ALTER TABLE t SET FORMAT", 1, 25, "<end of input>", "expected '('"),
     ("DROP DATABASE d", 1, 6, "DATABASE", "expected CATALOG after DROP"),
     ("REFRESH VIEW v", 1, 9, "VIEW", "expected CATALOG, DATABASE or TABLE after REFRESH"),
     # CREATE CATALOG
