@@ -28,7 +28,7 @@ from _common import progress, save
 
 from hms_catalog import open_session
 from hms_catalog.filesystem.detect import detect_table, list_table
-from tests.filesystem.test_detect import CountingHandler
+from tests.support.counting_fs import CountingHandler
 
 
 def write_folder(root: Path, partitions: int, per_partition: int) -> int:
