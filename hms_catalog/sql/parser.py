@@ -99,11 +99,16 @@ def _properties(cur: Cursor) -> Properties:
 # --- statements: one function each, called with the leading keywords consumed ---------------------
 
 
+def _if_not_exists(cur: Cursor) -> bool:
+    if not cur.match_keyword("IF"):
+        return False
+    cur.expect_keyword("NOT")
+    cur.expect_keyword("EXISTS")
+    return True
+
+
 def _create_catalog(cur: Cursor) -> Statement:
-    if_not_exists = cur.match_keyword("IF")
-    if if_not_exists:
-        cur.expect_keyword("NOT")
-        cur.expect_keyword("EXISTS")
+    if_not_exists = _if_not_exists(cur)
     name = _catalog_name(cur)
     comment = cur.expect_string("comment (a quoted string)") if cur.match_keyword("COMMENT") else None
     cur.expect_keyword("PROPERTIES")
@@ -215,10 +220,7 @@ def _alter_table(cur: Cursor) -> Statement:
 
 
 def _create_table(cur: Cursor) -> Statement:
-    if_not_exists = cur.match_keyword("IF")
-    if if_not_exists:
-        cur.expect_keyword("NOT")
-        cur.expect_keyword("EXISTS")
+    if_not_exists = _if_not_exists(cur)
     name = _table_name(cur)
     cur.expect_keyword("LIKE")
     cur.expect_keyword("PATH")
