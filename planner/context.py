@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hms_catalog.cache import CatalogCaches
-from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.formats import TableMetadata
 from hms_catalog.properties import ScanConfig
 from planner.listing import BlockLocator
@@ -19,7 +19,7 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass
 class PlanningContext:
-    client: MetastoreClient
+    client: MetastoreCalls
     caches: CatalogCaches
     config: ScanConfig
     metadata: TableMetadata

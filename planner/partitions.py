@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.client.batches import in_batches
+from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.errors import MetastoreError, PlanningError
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
 from planner.partition_values import make_partition_name, parse_partition_name
@@ -45,7 +45,7 @@ class PartitionSelection:
     notes: list[str] = field(default_factory=list)
 
 
-def _names(client: MetastoreClient, caches: CatalogCaches, key: tuple[str, str], keys: Sequence[str],
+def _names(client: MetastoreCalls, caches: CatalogCaches, key: tuple[str, str], keys: Sequence[str],
            predicate: PartitionPredicate | None, notes: list[str]) -> tuple[list[str], int | None]:
     """Candidate partition names (a superset of the answer) and the table's total when it is known."""
     database, table = key
@@ -76,7 +76,7 @@ def _names(client: MetastoreClient, caches: CatalogCaches, key: tuple[str, str],
     return list(names), len(names)
 
 
-def _by_filter(client: MetastoreClient, caches: CatalogCaches, database: str, table: str, keys: Sequence[str],
+def _by_filter(client: MetastoreCalls, caches: CatalogCaches, database: str, table: str, keys: Sequence[str],
                expression: str) -> tuple[str, ...]:
     names = []
     ticket = caches.partitions.ticket()
@@ -87,7 +87,7 @@ def _by_filter(client: MetastoreClient, caches: CatalogCaches, database: str, ta
     return tuple(names)
 
 
-def _fetch(client: MetastoreClient, caches: CatalogCaches, database: str, table: str, names: list[str],
+def _fetch(client: MetastoreCalls, caches: CatalogCaches, database: str, table: str, names: list[str],
            parallelism: int) -> dict[str, ttypes.Partition]:
     found: dict[str, ttypes.Partition] = {}
     missing = []
@@ -112,7 +112,7 @@ def _fetch(client: MetastoreClient, caches: CatalogCaches, database: str, table:
 
 
 def select_partitions(
-    client: MetastoreClient,
+    client: MetastoreCalls,
     caches: CatalogCaches,
     table: ttypes.Table,
     predicate: PartitionPredicate | None,
