@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ class PromotionStore:
 
     def __init__(self, home: Path, catalog_id: str) -> None:
         self.path = home / "filesystem" / f"{catalog_id}.json"
+        # The file as last parsed, by its identity: a catalog of many tables (SHOW TABLE STATUS asks each)
+        # parses it once per change, not once per table.
+        self._parsed: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+        self._lock = threading.Lock()
 
     def get(self, database: str, table: str) -> TableLayout | None:
         found = self._read().get(_key(database, table))
@@ -45,10 +50,21 @@ class PromotionStore:
 
     def _read(self) -> dict[str, Any]:
         try:
+            status = self.path.stat()
+        except FileNotFoundError:
+            return {}
+        identity = (status.st_ino, status.st_mtime_ns, status.st_size)
+        with self._lock:
+            if self._parsed is not None and self._parsed[0] == identity:
+                return dict(self._parsed[1])
+        try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        return dict(data.get("tables") or {})
+        entries = dict(data.get("tables") or {})
+        with self._lock:
+            self._parsed = (identity, entries)
+        return dict(entries)
 
     def _change(self, change: Callable[[dict[str, Any]], object]) -> None:
         with self._locked():
