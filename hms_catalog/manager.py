@@ -139,6 +139,8 @@ class CatalogManager:
     def drop(self, name: str, *, if_exists: bool = False, expected_version: int | None = None) -> CatalogDefinition | None:
         dropped = self.store.drop(name, if_exists=if_exists, expected_version=expected_version)
         self._forget(name.lower())
+        if dropped is not None:
+            PromotionStore(self.store.home, dropped.id).remove()  # a filesystem catalog's promotions go with it
         return dropped
 
     def close(self) -> None:

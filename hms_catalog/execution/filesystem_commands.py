@@ -9,10 +9,9 @@ from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
 from hms_catalog.filesystem.client import FilesystemClient
 from hms_catalog.filesystem.config import SAMPLE_FILES_DEFAULT
-from hms_catalog.filesystem.detect import detect_table, list_table, partition_names
+from hms_catalog.filesystem.detect import detect_table, list_table, partition_folders
 from hms_catalog.filesystem.tables import HIVE_FORMATS, SPARK_PROVIDERS, partition_struct, table_struct
 from hms_catalog.formats._paths import join_location, resolve
-from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.sql import ast
 
 __all__ = ["alter_table_format", "create_table_like_path"]
@@ -85,16 +84,20 @@ def create_table_like_path(session: Session, statement: ast.CreateTableLikePath)
             return Result.done(f"table '{target.full_name}' already exists")
         raise
     keys = [name for name, _ in layout.partition_keys]
-    names = [make_partition_name(keys, [None if value == DEFAULT_PARTITION else value for _, value in pairs])
-             for pairs in partition_names(listing)]
+    folders = partition_folders(listing, keys) if keys else {}
+    names = list(folders)
     added = 0
     try:
         for start in range(0, len(names), PARTITION_BATCH):
-            added += client.add_partitions([partition_struct(table, name) for name in names[start : start + PARTITION_BATCH]])
+            batch = names[start : start + PARTITION_BATCH]
+            added += client.add_partitions([partition_struct(table, name, folders[name]) for name in batch])
             if session.progress is not None:
                 session.progress("partitions registered", added, len(names))
-    except BaseException:
-        client.drop_table(target.database, target.name)
+    except BaseException as error:
+        try:
+            client.drop_table(target.database, target.name)
+        except Exception as cleanup:  # noqa: BLE001 - reported with the error that made it necessary
+            error.add_note(f"dropping {target.full_name} again failed too ({cleanup}): drop it by hand")
         raise
     session.manager.refresh(catalog.name, target.database)
     partitions = f" and {added} partitions" if keys else ""

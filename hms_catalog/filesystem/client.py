@@ -13,17 +13,19 @@ A table's layout is detected on its first use and kept in the catalog's :class:`
 
 from __future__ import annotations
 
+import threading
+
 import pyarrow.fs as pafs
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.metrics import ClientMetrics, MetricsSnapshot
 from hms_catalog.errors import ConfigurationError, NotFoundError
 from hms_catalog.filesystem.config import FilesystemConfig
-from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_names
+from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_folders
 from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.filesystem.tables import partition_struct, table_struct
 from hms_catalog.formats._paths import join_location, resolve
-from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partition_name
 
 __all__ = ["FilesystemClient", "PROMOTE_HINT"]
 
@@ -46,6 +48,8 @@ class FilesystemClient:
         self.filesystem = filesystem
         self._root = self._root.rstrip("/") or "/"
         self._metrics = ClientMetrics()
+        self._lock = threading.Lock()
+        self._folders: dict[tuple[str, str], dict[str, str]] = {}
 
     # --- what the model asks ----------------------------------------------------------------------
 
@@ -95,16 +99,7 @@ class FilesystemClient:
         return found
 
     def get_partition_names(self, database: str, table: str, max_parts: int = -1) -> list[str]:
-        layout = self._layout(database, table)
-        keys = [name for name, _ in layout.partition_keys]
-        if not keys:
-            return []
-        listing = list_table(self.filesystem, self._table_path(database, table))
-        self._metrics.call("list_partitions")
-        if listing is None:
-            return []
-        names = [make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for _, v in pairs])
-                 for pairs in partition_names(listing) if [k for k, _ in pairs] == keys]
+        names = list(self._partition_folders(database, table))
         return names if max_parts < 0 else names[:max_parts]
 
     def get_partition_names_ps(self, database: str, table: str, values: list[str], max_parts: int = -1) -> list[str]:
@@ -128,7 +123,11 @@ class FilesystemClient:
 
     def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
         struct = self.get_table(database, table)
-        return [partition_struct(struct, name) for name in names]
+        with self._lock:
+            folders = self._folders.get((database.lower(), table.lower()), {})
+        if any(name not in folders for name in names):
+            folders = self._partition_folders(database, table)
+        return [partition_struct(struct, name, folders[name]) for name in names if name in folders]
 
     # --- promotion --------------------------------------------------------------------------------
 
@@ -162,6 +161,18 @@ class FilesystemClient:
 
     # --- helpers ----------------------------------------------------------------------------------
 
+    def _partition_folders(self, database: str, table: str) -> dict[str, str]:
+        """The table's partitions and their folders, from one listing (kept for the partitions asked next)."""
+        keys = [name for name, _ in self._layout(database, table).partition_keys]
+        folders: dict[str, str] = {}
+        if keys:
+            listing = list_table(self.filesystem, self._table_path(database, table))
+            self._metrics.call("list_partitions")
+            folders = partition_folders(listing, keys) if listing is not None else {}
+        with self._lock:
+            self._folders[(database.lower(), table.lower())] = folders
+        return folders
+
     def _layout(self, database: str, table: str) -> TableLayout:
         layout = self.promotions.get(database, table)
         if layout is None:
@@ -179,7 +190,13 @@ class FilesystemClient:
                       if not entry.base_name.startswith((".", "_")) and entry.type != pafs.FileType.NotFound)
 
     def _child(self, parent: str, name: str, kind: str, full_name: str) -> str:
-        """The path of ``name`` under ``parent``, found case-insensitively as the catalog lower-cases names."""
+        """The path of ``name`` under ``parent``, found case-insensitively as the catalog lower-cases names.
+
+        A name is one visible folder or file: never a path (``..``, ``a/b``), so no statement reaches outside
+        the root, and never a hidden entry.
+        """
+        if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith((".", "_")):
+            raise NotFoundError(kind, full_name, f"'{name}' is not a folder or file name under {parent}")
         exact = f"{parent.rstrip('/')}/{name}"
         if self.filesystem.get_file_info(exact).type != pafs.FileType.NotFound:
             return exact

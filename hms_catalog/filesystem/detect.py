@@ -22,12 +22,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hms_catalog.filesystem.sniff import HEAD_BYTES, FileFormat, SniffError, sniff
-from hms_catalog.formats.partition_names import DEFAULT_PARTITION
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.types import from_arrow_type, from_avro_schema, to_hive_string
 
 __all__ = [
     "FILE_FORMATS", "FileListing", "TableLayout", "detect_table", "format_from_settings", "layout_as", "list_table",
-    "partition_names",
+    "partition_folders",
 ]
 
 FILE_FORMATS = ("parquet", "orc", "avro", "csv", "json")
@@ -157,7 +157,10 @@ def layout_as(filesystem: pafs.FileSystem, listing: FileListing, settings: dict[
         raise ValueError(f"no data files under {listing.root}")
     sample = [info.path for info in _sample(listing.files, min(sample_files, 2))]
     compressions = sorted({found for path in sample if (found := _compression_of(filesystem, path)) is not None})
-    return _file_layout(filesystem, listing, chosen, keys, sample, f"{chosen.kind}, set by SET FORMAT", compressions)
+    layout = _file_layout(filesystem, listing, chosen, keys, sample, f"{chosen.kind}, set by SET FORMAT", compressions)
+    if layout.format == "unknown":
+        raise ValueError(layout.reason)
+    return layout
 
 
 def format_from_settings(settings: dict[str, str]) -> FileFormat:
@@ -215,14 +218,17 @@ def _compression_of(filesystem: pafs.FileSystem, path: str) -> str | None:
     return None
 
 
-def partition_names(listing: FileListing) -> list[tuple[tuple[str, str], ...]]:
-    """The distinct partition folders holding files, in order (empty folders hold no partition)."""
-    seen: dict[tuple[tuple[str, str], ...], None] = {}
+def partition_folders(listing: FileListing, keys: Sequence[str]) -> dict[str, str]:
+    """Partition name (``k1=v1/k2=v2``, as a metastore spells it) -> the folder holding it, relative to the
+    table, as it is on disk: a folder's own escaping need not be Hive's, so the name is not the path."""
+    folders: dict[str, str] = {}
     for info in listing.files:
         pairs = listing.partition_path(info)
-        if pairs:
-            seen.setdefault(pairs, None)
-    return list(seen)
+        if not pairs or [key for key, _ in pairs] != list(keys):
+            continue
+        name = make_partition_name(keys, [None if value == DEFAULT_PARTITION else value for _, value in pairs])
+        folders.setdefault(name, info.path[len(listing.root):].strip("/").rsplit("/", 1)[0])
+    return folders
 
 
 def _hidden(relative: str) -> bool:
@@ -234,6 +240,8 @@ def _sample(files: Sequence[pafs.FileInfo], count: int) -> list[pafs.FileInfo]:
     candidates = [info for info in files if (info.size or 0) > 0] or list(files)
     if len(candidates) <= count:
         return list(candidates)
+    if count == 1:
+        return [candidates[0]]
     step = (len(candidates) - 1) / (count - 1)
     return [candidates[round(i * step)] for i in range(count)]
 

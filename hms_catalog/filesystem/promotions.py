@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog._private import private_directory, private_file
+from hms_catalog.errors import ConfigurationError
 from hms_catalog.filesystem.detect import TableLayout
 
 __all__ = ["PromotionStore"]
@@ -45,8 +46,11 @@ class PromotionStore:
     def put(self, database: str, table: str, layout: TableLayout) -> None:
         self._change(lambda entries: entries.__setitem__(_key(database, table), layout.to_json()))
 
-    def forget(self, database: str, table: str) -> None:
-        self._change(lambda entries: entries.pop(_key(database, table), None))
+    def remove(self) -> None:
+        """Forget every promotion (the catalog was dropped)."""
+        for path in (self.path, self.path.with_suffix(".lock")):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -59,9 +63,13 @@ class PromotionStore:
                 return dict(self._parsed[1])
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
+            entries = dict(data.get("tables") or {})
         except FileNotFoundError:
             return {}
-        entries = dict(data.get("tables") or {})
+        except (ValueError, TypeError, AttributeError) as error:
+            raise ConfigurationError(
+                f"the promoted tables file {self.path} is damaged ({error}); remove it to detect every table again"
+            ) from None
         with self._lock:
             self._parsed = (identity, entries)
         return dict(entries)

@@ -73,10 +73,10 @@ def table_struct(database: str, table: str, location: str, layout: TableLayout, 
     )
 
 
-def partition_struct(table: ttypes.Table, name: str) -> ttypes.Partition:
-    """The partition ``name`` (``k1=v1/k2=v2``) of ``table``, in the folder of that name under its location."""
+def partition_struct(table: ttypes.Table, name: str, folder: str) -> ttypes.Partition:
+    """The partition ``name`` (``k1=v1/k2=v2``) of ``table``, whose files are in ``folder`` under its location."""
     values = [value if value is not None else DEFAULT_PARTITION for _, value in parse_partition_name(name)]
-    sd = ttypes.StorageDescriptor(**{**table.sd.__dict__, "location": f"{table.sd.location.rstrip('/')}/{name}"})
+    sd = ttypes.StorageDescriptor(**{**table.sd.__dict__, "location": f"{table.sd.location.rstrip('/')}/{folder}"})
     return ttypes.Partition(values=values, dbName=table.dbName, tableName=table.tableName, sd=sd, parameters={})
 
 
