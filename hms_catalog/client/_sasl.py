@@ -10,6 +10,7 @@ a length-prefixed payload until the server says COMPLETE; after it every thrift 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 
@@ -115,7 +116,7 @@ class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
         self._write_buffer.write(data)
 
     def flush(self) -> None:
-        payload = self._mechanism.wrap(self._write_buffer.getvalue())
+        payload = _protected("wrap", self._mechanism.wrap, self._write_buffer.getvalue())
         self._write_buffer = BytesIO()
         self._inner.write(struct.pack("!i", len(payload)) + payload)
         self._inner.flush()
@@ -146,7 +147,7 @@ class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
             raise TTransport.TTransportException(
                 TTransport.TTransportException.SIZE_LIMIT, f"a SASL frame of {length} bytes is out of bounds"
             )
-        self._read_buffer = BytesIO(self._mechanism.unwrap(self._inner.readAll(length)))
+        self._read_buffer = BytesIO(_protected("unwrap", self._mechanism.unwrap, self._inner.readAll(length)))
 
     def _send(self, status: int, payload: bytes) -> None:
         self._inner.write(struct.pack(">BI", status, len(payload)) + payload)
@@ -157,3 +158,13 @@ class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
         if length > MAX_NEGOTIATION_BYTES:
             raise SaslNegotiationError(f"the server sent a {length}-byte negotiation message; is this a SASL metastore?")
         return status, bytes(self._inner.readAll(length)) if length else b""
+
+
+def _protected(what: str, step: Callable[[bytes], bytes], data: bytes) -> bytes:
+    """A GSSAPI wrap or unwrap whose failure is a transport error: the connection is out of step and the
+    pool discards it and retries elsewhere, as after any broken connection."""
+    try:
+        return step(data)
+    except Exception as error:
+        raise TTransport.TTransportException(TTransport.TTransportException.UNKNOWN,
+                                             f"SASL {what} failed: {error}") from error

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,10 @@ TICKET_CACHE = "hive.metastore.client.credential-cache.location"
 HOST_PATTERN = "_HOST"
 
 _AUTHENTICATION_TYPES = ("none", "kerberos")
+HOST_NAME_SECONDS = 30.0
+# A cache of resolver answers (host -> when, canonical name), like the JVM's: process-wide by nature.
+_HOST_NAMES: dict[str, tuple[float, str]] = {}
+_HOST_NAMES_LOCK = threading.Lock()
 # service/host@REALM: Hive's SASL server splits the principal into these three parts.
 _SERVICE_PRINCIPAL = re.compile(r"^(?P<service>[^/@\s]+)/(?P<host>[^/@\s]+)@(?P<realm>[^/@\s]+)$")
 _CLIENT_PRINCIPAL = re.compile(r"^[^@\s]+(@[^@\s]+)?$")
@@ -156,14 +162,22 @@ def canonical_host_name(host: str) -> str:
     """The name the host's address resolves back to, lower-cased; ``host`` itself when lookups fail.
 
     Java's ``InetAddress.getCanonicalHostName`` as Hive's ``SecurityUtil.getServerPrincipal`` uses it:
-    ``127.0.0.1`` becomes ``localhost``.
+    ``127.0.0.1`` becomes ``localhost``. Answers are kept for :data:`HOST_NAME_SECONDS` (as Java's address
+    cache keeps them), so a slow resolver is not asked again for every pooled connection.
     """
+    now = time.monotonic()
+    with _HOST_NAMES_LOCK:
+        known = _HOST_NAMES.get(host)
+        if known is not None and now - known[0] < HOST_NAME_SECONDS:
+            return known[1]
     try:
         address = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][4][0]
-        name = socket.gethostbyaddr(str(address))[0]
+        name = socket.gethostbyaddr(str(address))[0].lower()
     except (OSError, UnicodeError):
-        return host.lower()
-    return name.lower()
+        name = host.lower()
+    with _HOST_NAMES_LOCK:
+        _HOST_NAMES[host] = (now, name)
+    return name
 
 
 def _sasl_requested(props: Mapping[str, str]) -> bool:

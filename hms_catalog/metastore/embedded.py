@@ -298,7 +298,9 @@ class EmbeddedMetastore:
         try:
             answering = _answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0, login=login)
         except AuthenticationError:
-            answering = False
+            # This process cannot log in (another krb5.conf, no KDC): the server's port answering is all
+            # that can be told, and enough to refuse starting a second server on the same database.
+            answering = _listening(state["port"])
         return MetastoreStatus(
             self.directory,
             running=answering,
@@ -423,6 +425,12 @@ def _answers(uri: MetastoreUri, *, timeout: float, login: KerberosLogin | None =
         return False
     finally:
         connection.close()
+
+
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=2.0):
+        return True
+    return False
 
 
 def _alive(pid: int) -> bool:
