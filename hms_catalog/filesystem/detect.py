@@ -11,7 +11,6 @@ Hive-style partition folders (``k=v/``) become partition columns with types infe
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -356,48 +355,19 @@ def _hive_friendly(arrow_type: pa.DataType) -> pa.DataType:
 
 
 def _avro_columns(filesystem: pafs.FileSystem, info: pafs.FileInfo) -> list[tuple[str, str]]:
-    """Columns from the schema in an Avro object container's header."""
+    """Columns from the writer's schema in an Avro object container's header (read by fastavro; no record is read)."""
+    import fastavro
+
     with filesystem.open_input_file(info.path) as handle:
         header = handle.read_at(min(int(info.size or 0), HEAD_BYTES), 0)
-    metadata = _avro_header(header)
-    if "avro.schema" not in metadata:
-        raise SniffError("an Avro file without a schema in its header")
-    struct = from_avro_schema(json.loads(metadata["avro.schema"]))
-    return [(f.name, to_hive_string(f.type)) for f in struct.fields]
-
-
-def _avro_header(data: bytes) -> dict[str, str]:
-    position = 4
-
-    def number() -> int:
-        nonlocal position
-        shift = result = 0
-        while True:
-            byte = data[position]
-            position += 1
-            result |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return (result >> 1) ^ -(result & 1)
-
-    def text() -> bytes:
-        nonlocal position
-        length = number()
-        position += length
-        return data[position - length : position]
-
-    entries: dict[str, str] = {}
     try:
-        while (count := number()) != 0:
-            if count < 0:
-                count = -count
-                number()  # the block's size in bytes
-            for _ in range(count):
-                key = text().decode()
-                entries[key] = text().decode("utf-8", "replace")
-    except IndexError:
-        raise SniffError("an Avro header cut short") from None
-    return entries
+        schema = fastavro.reader(io.BytesIO(header)).writer_schema
+    except (ValueError, EOFError, StopIteration) as error:
+        raise SniffError(f"an Avro header that cannot be read: {error or type(error).__name__}") from None
+    if not isinstance(schema, dict):
+        raise SniffError("an Avro file whose schema is not a record")
+    struct = from_avro_schema(schema)
+    return [(f.name, to_hive_string(f.type)) for f in struct.fields]
 
 
 def _iceberg_metadata(filesystem: pafs.FileSystem, root: str) -> str | None:
