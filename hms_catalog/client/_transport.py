@@ -70,7 +70,7 @@ def open_connection(
 def _negotiate(uri: MetastoreUri, thrift_socket: TSocket.TSocket, login: KerberosLogin) -> SaslClientTransport:
     """Authenticate the open socket as ``login`` to the metastore's service principal on ``uri``'s host."""
     gssapi = load_gssapi()
-    service = login.config.service_principal_for(uri.host)
+    service = login.service_principal(uri.host)
     who = f"as {login.principal} to {service} at {uri}"
     credentials = login.credentials()
     context = gssapi.SecurityContext(

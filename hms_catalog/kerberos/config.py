@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 import re
 import socket
-import threading
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.kerberos.keytab import KeytabFormatError, keytab_principals
+from hms_catalog.properties import property_as_bool
 
 __all__ = [
     "SASL_ENABLED",
@@ -53,10 +52,7 @@ TICKET_CACHE = "hive.metastore.client.credential-cache.location"
 HOST_PATTERN = "_HOST"
 
 _AUTHENTICATION_TYPES = ("none", "kerberos")
-HOST_NAME_SECONDS = 30.0
-# A cache of resolver answers (host -> when, canonical name), like the JVM's: process-wide by nature.
-_HOST_NAMES: dict[str, tuple[float, str]] = {}
-_HOST_NAMES_LOCK = threading.Lock()
+
 # service/host@REALM: Hive's SASL server splits the principal into these three parts.
 _SERVICE_PRINCIPAL = re.compile(r"^(?P<service>[^/@\s]+)/(?P<host>[^/@\s]+)@(?P<realm>[^/@\s]+)$")
 _CLIENT_PRINCIPAL = re.compile(r"^[^@\s]+(@[^@\s]+)?$")
@@ -123,12 +119,13 @@ class KerberosConfig:
             return f"keytab {self.keytab}"
         return f"ticket cache {self.ticket_cache or os.environ.get('KRB5CCNAME') or f'/tmp/krb5cc_{os.getuid()}'}"
 
-    def service_principal_for(self, host: str) -> str:
-        """The service principal for a metastore on ``host``: ``_HOST`` becomes the host's canonical name,
-        lower-cased, as Hive's own client resolves it (per URI, so one catalog can span several hosts)."""
+    def service_principal_for(self, host: str, resolve: Callable[[str], str] | None = None) -> str:
+        """The service principal for a metastore on ``host``: ``_HOST`` becomes the host's canonical name
+        (``resolve``, default :func:`canonical_host_name`), lower-cased, as Hive's own client resolves it (per
+        URI: a catalog may span hosts)."""
         if HOST_PATTERN not in self.service_principal:
             return self.service_principal
-        return self.service_principal.replace(HOST_PATTERN, canonical_host_name(host))
+        return self.service_principal.replace(HOST_PATTERN, (resolve or canonical_host_name)(host))
 
     def check_files(self) -> None:
         """Check the keytab is readable and holds the client principal; ConfigurationError naming the key.
@@ -162,32 +159,17 @@ def canonical_host_name(host: str) -> str:
     """The name the host's address resolves back to, lower-cased; ``host`` itself when lookups fail.
 
     Java's ``InetAddress.getCanonicalHostName`` as Hive's ``SecurityUtil.getServerPrincipal`` uses it:
-    ``127.0.0.1`` becomes ``localhost``. Answers are kept for :data:`HOST_NAME_SECONDS` (as Java's address
-    cache keeps them), so a slow resolver is not asked again for every pooled connection.
+    ``127.0.0.1`` becomes ``localhost``.
     """
-    now = time.monotonic()
-    with _HOST_NAMES_LOCK:
-        known = _HOST_NAMES.get(host)
-        if known is not None and now - known[0] < HOST_NAME_SECONDS:
-            return known[1]
     try:
         address = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][4][0]
-        name = socket.gethostbyaddr(str(address))[0].lower()
+        return socket.gethostbyaddr(str(address))[0].lower()
     except (OSError, UnicodeError):
-        name = host.lower()
-    with _HOST_NAMES_LOCK:
-        _HOST_NAMES[host] = (now, name)
-    return name
+        return host.lower()
 
 
 def _sasl_requested(props: Mapping[str, str]) -> bool:
-    sasl_text = props.get(SASL_ENABLED)
-    sasl: bool | None = None
-    if sasl_text is not None:
-        lowered = sasl_text.strip().lower()
-        if lowered not in ("true", "false"):
-            raise ConfigurationError(f"property '{SASL_ENABLED}' must be 'true' or 'false', got '{sasl_text}'")
-        sasl = lowered == "true"
+    sasl = property_as_bool(props, SASL_ENABLED, False) if SASL_ENABLED in props else None
     kind_text = props.get(AUTHENTICATION_TYPE)
     kind: str | None = None
     if kind_text is not None:
@@ -198,8 +180,8 @@ def _sasl_requested(props: Mapping[str, str]) -> bool:
             )
     if sasl is not None and kind is not None and sasl != (kind == "kerberos"):
         raise ConfigurationError(
-            f"properties '{SASL_ENABLED}'='{sasl_text}' and '{AUTHENTICATION_TYPE}'='{kind_text}' contradict each "
-            "other; give one of them"
+            f"properties '{SASL_ENABLED}'='{props[SASL_ENABLED]}' and '{AUTHENTICATION_TYPE}'='{kind_text}' contradict "
+            "each other; give one of them"
         )
     return bool(sasl) or kind == "kerberos"
 

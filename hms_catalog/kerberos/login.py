@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import uuid
 from types import ModuleType
 from typing import Any
 
 from hms_catalog.errors import AuthenticationError, ConfigurationError
-from hms_catalog.kerberos.config import CLIENT_KEYTAB, CLIENT_PRINCIPAL, KerberosConfig
+from hms_catalog.kerberos.config import CLIENT_KEYTAB, CLIENT_PRINCIPAL, KerberosConfig, canonical_host_name
 
 __all__ = ["KerberosLogin", "load_gssapi", "describe_gss_error"]
 
@@ -29,6 +30,7 @@ INSTALL_HINT = (
     "Kerberos needs the 'gssapi' package: pip install 'hms-catalog[kerberos]' "
     "(it builds against MIT Kerberos: on Debian or Ubuntu, apt-get install libkrb5-dev gcc first)"
 )
+HOST_NAME_SECONDS = 30.0
 _MAJOR = re.compile(r"Major \(\d+\): (?P<text>.+?)(?:, Minor \(|$)", re.DOTALL)
 _MINOR = re.compile(r"Minor \(\d+\): (?P<text>.+)$", re.DOTALL)
 
@@ -51,6 +53,23 @@ class KerberosLogin:
         # A private cache per login: two catalogs with different keytabs never share or overwrite tickets,
         # and the user's own ticket cache is never written.
         self._memory_cache = f"MEMORY:hms-catalog-{uuid.uuid4().hex}"
+        self._host_names: dict[str, tuple[float, str]] = {}
+
+    def service_principal(self, host: str) -> str:
+        """The service principal for a metastore on ``host``, its ``_HOST`` resolved at most every
+        :data:`HOST_NAME_SECONDS` (as the JVM caches addresses), not with two lookups per connection."""
+        return self.config.service_principal_for(host, self._canonical_name)
+
+    def _canonical_name(self, host: str) -> str:
+        now = time.monotonic()
+        with self._lock:
+            known = self._host_names.get(host)
+        if known is not None and now - known[0] < HOST_NAME_SECONDS:
+            return known[1]
+        name = canonical_host_name(host)
+        with self._lock:
+            self._host_names[host] = (now, name)
+        return name
 
     @property
     def principal(self) -> str:

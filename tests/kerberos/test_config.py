@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from hms_catalog.errors import ConfigurationError
-from hms_catalog.kerberos import KerberosConfig, canonical_host_name
+from hms_catalog.kerberos import KerberosConfig, KerberosLogin, canonical_host_name
+from hms_catalog.kerberos import login as login_module
 from hms_catalog.kerberos.login import describe_gss_error, load_gssapi
 from hms_catalog.properties import CatalogConfig
 
@@ -85,6 +86,17 @@ def test_host_pattern_becomes_each_uris_canonical_name() -> None:
     assert config.service_principal_for("Metastore-7.invalid") == "hive/metastore-7.invalid@R.COM"
     assert KerberosConfig(service_principal="hive/fixed@R.COM").service_principal_for("h2") == "hive/fixed@R.COM"
     assert canonical_host_name("127.0.0.1") == expected
+
+
+
+def test_a_login_resolves_each_host_once_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr(login_module, "canonical_host_name", lambda host: asked.append(host) or f"{host}.example")
+    login = KerberosLogin(KerberosConfig(service_principal="hive/_HOST@R.COM"))
+    for _ in range(3):
+        assert login.service_principal("h9") == "hive/h9.example@R.COM"
+    assert login.service_principal("h8") == "hive/h8.example@R.COM"
+    assert asked == ["h9", "h8"]  # one lookup per host, not one per connection
 
 
 def test_a_missing_or_foreign_keytab_file_is_refused(tmp_path: Path) -> None:
