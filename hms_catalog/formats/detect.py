@@ -47,6 +47,7 @@ HUDI_INPUT_FORMATS = HUDI_COW_INPUT_FORMATS | HUDI_MOR_INPUT_FORMATS
 _PARQUET_INPUTS = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat", "parquet.hive.DeprecatedParquetInputFormat",
                    "parquet.hive.MapredParquetInputFormat")
 _ORC_INPUT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
+_AVRO_INPUT = "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat"
 _TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 _LAZY_SIMPLE = ("org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", "org.apache.hadoop.hive.serde2.MetadataTypedColumnsetSerDe")
 _OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
@@ -56,6 +57,7 @@ _SPARK_PROVIDERS = {
     "org.apache.spark.sql.execution.datasources.parquet.parquetfileformat": "parquet",
     "orc": "orc", "org.apache.spark.sql.hive.orc": "orc", "org.apache.spark.sql.execution.datasources.orc.orcfileformat": "orc",
     "csv": "csv", "com.databricks.spark.csv": "csv", "json": "json", "text": "text",
+    "avro": "avro", "com.databricks.spark.avro": "avro",
 }
 
 
@@ -202,6 +204,8 @@ def detect(table: ttypes.Table) -> Detection:
     if input_format == _ORC_INPUT:
         reason = f"input format {input_format}" + (" (transactional ACID)" if transactional else "")
         return Detection(TableFormat.HIVE, reason, file_format="orc", transactional=transactional, **common)
+    if input_format == _AVRO_INPUT:
+        return Detection(TableFormat.HIVE, f"input format {input_format}", file_format="avro", transactional=transactional, **common)
     if input_format == _TEXT_INPUT:
         # As Hive's MetaStoreUtils.getSchema: table parameters override the serde's (TBLPROPERTIES
         # ('serialization.null.format'='') is a common way to read empty fields as NULL).

@@ -11,6 +11,7 @@ from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column
 from planner.plan import Split
 from planner.readers._common import FileChangedError
+from planner.readers.avro import read_avro_split
 from planner.readers.columnar import read_orc_split, read_parquet_split
 from planner.readers.hudi_merge import read_merged_slice
 from planner.readers.iceberg_deletes import read_with_deletes
@@ -40,6 +41,8 @@ def read_file_split(split: Split, columns: Sequence[Column], target: pa.Schema, 
         return read_parquet_split(split, columns, target)
     if split.file_format == "orc":
         return read_orc_split(split, columns, target, table_columns)
+    if split.file_format == "avro":
+        return read_avro_split(split, columns, target)
     if split.file_format in ("text", "csv", "json"):
         return read_text_split(split, columns, target, text, split.file_format, table_columns)
     raise UnsupportedTableError(f"cannot read {split.file_format} files ({split.path})")

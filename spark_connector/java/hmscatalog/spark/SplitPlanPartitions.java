@@ -87,6 +87,10 @@ final class SplitPlanPartitions {
                     split.path("modification_time").asLong(0), split.path("file_length").asLong(), noMetadata);
             partitions[index] = new FilePartition(index, new PartitionedFile[] {file});
         }
+        if (pythonOnly == null && formats.contains("avro")) {
+            // Spark's jars carry no Avro data source (spark-avro is a separate package): the Python source reads it
+            pythonOnly = "its files are Avro, which no reader among Spark's jars reads";
+        }
         Map<Integer, IcebergDeletes.SplitDeletes> deletes = null;
         if (pythonOnly == null && hasDeletes) {
             String reader = readerFor(table, formats);
