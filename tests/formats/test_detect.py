@@ -102,13 +102,20 @@ def test_views_are_recognised_and_not_readable() -> None:
          "input format org.apache.hadoop.mapred.SequenceFileInputFormat is not supported"),
         ((TEXT[0], TEXT[1], "org.apache.hadoop.hive.serde2.RegexSerDe"),
          "text serde org.apache.hadoop.hive.serde2.RegexSerDe is not supported"),
-        (("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat", TEXT[1], TEXT[2]), "AvroContainerInputFormat is not supported"),
+        (("org.apache.hadoop.hive.ql.io.RCFileInputFormat", TEXT[1], TEXT[2]), "RCFileInputFormat is not supported"),
     ],
 )
 def test_anything_else_is_unknown_with_a_reason(formats: tuple[str, str, str], reason: str) -> None:
     detection = detect(table(formats))
     assert detection.format is TableFormat.UNKNOWN and not detection.readable
     assert reason in detection.reason
+
+
+def test_avro_tables_are_hive_tables_of_avro_files() -> None:
+    detection = detect(table(("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+                              "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat",
+                              "org.apache.hadoop.hive.serde2.avro.AvroSerDe")))
+    assert (detection.format, detection.file_format, detection.readable) == (TableFormat.HIVE, "avro", True)
 
 
 def test_table_parameters_override_serde_parameters_for_text() -> None:
