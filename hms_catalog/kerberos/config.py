@@ -162,9 +162,12 @@ def canonical_host_name(host: str) -> str:
     ``127.0.0.1`` becomes ``localhost``.
     """
     try:
-        address = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][4][0]
-        return socket.gethostbyaddr(str(address))[0].lower()
-    except (OSError, UnicodeError):
+        addresses = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        # IPv4 first, as the JVM prefers it (java.net.preferIPv6Addresses=false): ``localhost`` must not
+        # become ``ip6-localhost`` through ::1 where the JVM would say ``localhost``.
+        addresses.sort(key=lambda found: found[0] != socket.AF_INET)
+        return socket.gethostbyaddr(str(addresses[0][4][0]))[0].lower()
+    except (OSError, UnicodeError, IndexError):
         return host.lower()
 
 
