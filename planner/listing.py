@@ -20,7 +20,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.errors import PlanningError
-from hms_catalog.formats._paths import join_location, resolve
+from hms_catalog.formats._paths import is_hidden, join_location, resolve
 
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
 
@@ -77,10 +77,6 @@ class ListingResult:
     seconds: float
 
 
-def _hidden(relative: str) -> bool:
-    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
-
-
 def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | None:
     """(location, size, mtime ms) of the visible files under ``location``; None when it does not exist."""
     try:
@@ -100,7 +96,7 @@ def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | No
         if entry.type != pafs.FileType.File:
             continue
         relative = entry.path[len(base) :] if entry.path.startswith(base) else entry.base_name
-        if _hidden(relative):
+        if is_hidden(relative):
             continue
         mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
         found.append((join_location(location, entry.path), int(entry.size or 0), mtime))

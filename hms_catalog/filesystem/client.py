@@ -24,7 +24,7 @@ from hms_catalog.filesystem.config import FilesystemConfig
 from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_folders
 from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.filesystem.tables import partition_struct, table_struct
-from hms_catalog.formats._paths import join_location, resolve
+from hms_catalog.formats._paths import is_hidden, join_location, resolve
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partition_name
 
 __all__ = ["FilesystemClient", "PROMOTE_HINT"]
@@ -187,7 +187,7 @@ class FilesystemClient:
         except FileNotFoundError:
             return []
         return sorted((entry.base_name, entry.type) for entry in entries
-                      if not entry.base_name.startswith((".", "_")) and entry.type != pafs.FileType.NotFound)
+                      if not is_hidden(entry.base_name) and entry.type != pafs.FileType.NotFound)
 
     def _child(self, parent: str, name: str, kind: str, full_name: str) -> str:
         """The path of ``name`` under ``parent``, found case-insensitively as the catalog lower-cases names.
@@ -195,7 +195,7 @@ class FilesystemClient:
         A name is one visible folder or file: never a path (``..``, ``a/b``), so no statement reaches outside
         the root, and never a hidden entry.
         """
-        if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith((".", "_")):
+        if not name or "/" in name or "\\" in name or name in (".", "..") or is_hidden(name):
             raise NotFoundError(kind, full_name, f"'{name}' is not a folder or file name under {parent}")
         exact = f"{parent.rstrip('/')}/{name}"
         if self.filesystem.get_file_info(exact).type != pafs.FileType.NotFound:

@@ -20,7 +20,8 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hms_catalog.filesystem.sniff import HEAD_BYTES, FileFormat, SniffError, sniff
+from hms_catalog.filesystem.sniff import HEAD_BYTES, FileFormat, SniffError, compression_of, sniff
+from hms_catalog.formats._paths import is_hidden
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.types import from_arrow_type, from_avro_schema, to_hive_string
 
@@ -97,7 +98,7 @@ def list_table(filesystem: pafs.FileSystem, path: str) -> FileListing | None:
     entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
     markers = frozenset(entry.base_name for entry in entries if entry.path.rsplit("/", 1)[0] == root)
     files = tuple(sorted(
-        (entry for entry in entries if entry.type == pafs.FileType.File and not _hidden(entry.path[len(root):])),
+        (entry for entry in entries if entry.type == pafs.FileType.File and not is_hidden(entry.path[len(root):])),
         key=lambda entry: entry.path,
     ))
     return FileListing(root, files, markers)
@@ -211,10 +212,7 @@ def _file_layout(filesystem: pafs.FileSystem, listing: FileListing, chosen: File
 def _compression_of(filesystem: pafs.FileSystem, path: str) -> str | None:
     with filesystem.open_input_file(path) as handle:
         head = handle.read_at(4, 0)
-    for magic, name in ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bz2")):
-        if head.startswith(magic):
-            return name
-    return None
+    return compression_of(head)
 
 
 def partition_folders(listing: FileListing, keys: Sequence[str]) -> dict[str, str]:
@@ -228,10 +226,6 @@ def partition_folders(listing: FileListing, keys: Sequence[str]) -> dict[str, st
         name = make_partition_name(keys, [None if value == DEFAULT_PARTITION else value for _, value in pairs])
         folders.setdefault(name, info.path[len(listing.root):].strip("/").rsplit("/", 1)[0])
     return folders
-
-
-def _hidden(relative: str) -> bool:
-    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
 
 
 def _sample(files: Sequence[pafs.FileInfo], count: int) -> list[pafs.FileInfo]:
@@ -328,15 +322,11 @@ def _arrow_schema(filesystem: pafs.FileSystem, found: FileFormat, info: pafs.Fil
 
 def _text_sample(filesystem: pafs.FileSystem, info: pafs.FileInfo, found: FileFormat) -> bytes:
     """Whole lines from the start of a text file (decompressed), at most about 1 MiB."""
-    with filesystem.open_input_stream(info.path, compression=_arrow_codec(found.compression)) as stream:
+    with filesystem.open_input_stream(info.path, compression=found.compression) as stream:
         data = stream.read(1 << 20)
     if len(data) == 1 << 20 and b"\n" in data:
         data = data[: data.rindex(b"\n") + 1]
     return bytes(data)
-
-
-def _arrow_codec(compression: str | None) -> str | None:
-    return {"gzip": "gzip", "zstd": "zstd", "bz2": "bz2"}.get(compression or "")
 
 
 def _hive_friendly(arrow_type: pa.DataType) -> pa.DataType:

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-__all__ = ["FileFormat", "SniffError", "sniff", "HEAD_BYTES"]
+__all__ = ["FileFormat", "SniffError", "sniff", "compression_of", "HEAD_BYTES"]
 
 HEAD_BYTES = 64 * 1024
 _PARQUET = b"PAR1"
 _ORC = b"ORC"
 _AVRO = b"Obj\x01"
 _GZIP, _ZSTD, _BZIP2 = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"BZh"
+# Compressed streams by their magic; the names are also pyarrow's codec names.
+_COMPRESSIONS = ((_GZIP, "gzip"), (_ZSTD, "zstd"), (_BZIP2, "bz2"))
 _DELIMITERS = ",\t|;"
 _TEXT_EXTENSIONS = {".csv": ",", ".tsv": "\t", ".psv": "|"}
 
@@ -53,25 +55,30 @@ def sniff(head: bytes, tail: bytes, size: int, name: str) -> FileFormat:
         return FileFormat("orc")
     if head.startswith(_AVRO):
         return FileFormat("avro")
-    compression = None
     text = head
-    if head.startswith((_GZIP, _ZSTD, _BZIP2)):
-        compression, text = _decompressed(head)
+    compression = compression_of(head)
+    if compression is not None:
+        text = _decompressed(head, compression)
     return _text_format(text, name, compression, whole=size <= len(head))
 
 
-def _decompressed(head: bytes) -> tuple[str, bytes]:
-    """The start of a compressed stream, decompressed as far as ``head`` reaches."""
+def compression_of(head: bytes) -> str | None:
+    """gzip, zstd or bz2 when ``head`` starts a stream of that codec, else None."""
+    return next((name for magic, name in _COMPRESSIONS if head.startswith(magic)), None)
+
+
+def _decompressed(head: bytes, compression: str) -> bytes:
+    """The start of a ``compression`` stream, decompressed as far as ``head`` reaches."""
     try:
-        if head.startswith(_GZIP):
-            return "gzip", zlib.decompressobj(wbits=31).decompress(head, HEAD_BYTES)
-        if head.startswith(_BZIP2):
-            return "bz2", bz2.BZ2Decompressor().decompress(head, HEAD_BYTES)
+        if compression == "gzip":
+            return zlib.decompressobj(wbits=31).decompress(head, HEAD_BYTES)
+        if compression == "bz2":
+            return bz2.BZ2Decompressor().decompress(head, HEAD_BYTES)
         stream = pa.CompressedInputStream(pa.BufferReader(head), "zstd")
         try:
-            return "zstd", stream.read(HEAD_BYTES)
+            return bytes(stream.read(HEAD_BYTES))
         except (OSError, pa.ArrowException):
-            return "zstd", b""
+            return b""
     except (OSError, EOFError, zlib.error, ValueError) as error:
         raise SniffError(f"a compressed stream that cannot be opened: {error}") from None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow.fs as pafs
 
-__all__ = ["normalize_location", "resolve", "join_location"]
+__all__ = ["normalize_location", "resolve", "join_location", "is_hidden"]
 
 
 def normalize_location(location: str) -> str:
@@ -43,3 +43,9 @@ def join_location(location: str, path: str) -> str:
     if path.startswith(authority + "/") or path == authority:  # object stores: bucket/key
         return f"{scheme}://{path}"
     return f"{scheme}://{authority}{path if path.startswith('/') else '/' + path}"
+
+
+def is_hidden(relative: str) -> bool:
+    """Whether a path (relative to a table's location) is hidden from readers, as Hadoop's and Spark's
+    listings hide it: any part starting with ``.`` or ``_`` (``_SUCCESS``, ``.crc`` files, ``_temporary``)."""
+    return any(part.startswith((".", "_")) for part in relative.split("/") if part)
