@@ -24,6 +24,11 @@ from hms_catalog.formats._paths import is_hidden, join_location, resolve
 
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
 
+# Locations per unit of work handed to a listing thread: a few units per thread keep threads evenly busy,
+# and the bound keeps a slow remote listing from holding a large share of the work.
+_CHUNKS_PER_THREAD = 4
+_CHUNK_LIMIT = 256
+
 
 class Blocks(NamedTuple):
     """Where a file's blocks are: start offsets (sorted) and the hosts of each."""
@@ -41,8 +46,9 @@ class FileEntry(NamedTuple):
 
 
 class BlockLocator:
-    """Finds block locations for files. ``locate_all`` is asked once per listed location, so a locator
-    that talks to a remote service (the HDFS namenode through the JVM) makes one call per listing."""
+    """Finds block locations for files. ``locate_all`` is asked once per chunk of listed locations, so a
+    locator that talks to a remote service (the HDFS namenode through the JVM) makes at most one call per
+    listing."""
 
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
         raise NotImplementedError
@@ -78,18 +84,22 @@ class ListingResult:
 
 
 def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | None:
-    """(location, size, mtime ms) of the visible files under ``location``; None when it does not exist."""
+    """(location, size, mtime ms) of the visible files under ``location``; None when it does not exist.
+
+    One listing call for the usual folder; a location that is a file costs a second call."""
     try:
         filesystem, root = resolve(location)
     except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
         raise PlanningError(f"cannot open the filesystem of {location}: {error}") from error
-    info = filesystem.get_file_info(root)
-    if info.type == pafs.FileType.NotFound:
+    try:
+        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=recursive))
+    except FileNotFoundError:
         return None
-    if info.type == pafs.FileType.File:
+    except NotADirectoryError:
+        info = filesystem.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            return None
         entries = [info]
-    else:
-        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=recursive, allow_not_found=True))
     found = []
     base = root.rstrip("/")
     for entry in entries:
@@ -129,7 +139,11 @@ def list_locations(
     parallelism: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> ListingResult:
-    """List ``(cache_key, location)`` pairs in parallel; cached listings are served without I/O."""
+    """List ``(cache_key, location)`` pairs in parallel; cached listings are served without I/O.
+
+    The work goes to the threads in chunks of locations (a few per thread), each chunk's files located
+    in one locator call: a future per location cost more than listing a local folder does.
+    """
     started = time.perf_counter()
     files: dict[str, list[FileEntry]] = {}
     absent: list[str] = []
@@ -141,24 +155,32 @@ def list_locations(
         else:
             todo.append((key, location))
 
-    def work(item: tuple[tuple[str, str, str], str]) -> tuple[str, list[FileEntry] | None]:
-        key, location = item
+    def work(chunk: list[tuple[tuple[str, str, str], str]]) -> list[tuple[str, list[FileEntry] | None]]:
         ticket = caches.files.ticket()  # read before listing: a change while it runs is not undone
-        listed = _list_one(location, recursive)
-        if listed is None:
-            return location, None
-        entries = with_blocks(listed, caches, locator, block_size)
-        caches.files.put(key, tuple(entries), ticket=ticket)
-        return location, entries
+        listed = [(key, location, _list_one(location, recursive)) for key, location in chunk]
+        located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
+        answers: list[tuple[str, list[FileEntry] | None]] = []
+        for key, location, found in listed:
+            if found is None:
+                answers.append((location, None))
+                continue
+            entries = [next(located) for _ in found]
+            caches.files.put(key, tuple(entries), ticket=ticket)
+            answers.append((location, entries))
+        return answers
 
+    threads = max(1, min(parallelism, len(todo) or 1))
+    size = max(1, min(_CHUNK_LIMIT, -(-len(todo) // (threads * _CHUNKS_PER_THREAD))))
+    chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
     done = 0
-    with ThreadPoolExecutor(max_workers=max(1, min(parallelism, len(todo) or 1))) as workers:
-        for location, entries in workers.map(work, todo):
-            done += 1
-            if progress is not None:
-                progress(done, len(todo))
-            if entries is None:
-                absent.append(location)
-            else:
-                files[location] = entries
+    with ThreadPoolExecutor(max_workers=threads) as workers:
+        for answers in workers.map(work, chunks):
+            for location, entries in answers:
+                done += 1
+                if progress is not None:
+                    progress(done, len(todo))
+                if entries is None:
+                    absent.append(location)
+                else:
+                    files[location] = entries
     return ListingResult(files, absent, time.perf_counter() - started)

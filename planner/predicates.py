@@ -9,6 +9,7 @@ so a partition whose predicate is FALSE or NULL for every row holds no row to re
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -25,10 +26,10 @@ from hms_catalog.sql.expressions import (
     Or,
     conjuncts,
 )
-from hms_catalog.types import DataType
+from hms_catalog.types import BigIntType, DataType, DateType, IntType, SmallIntType, StringType, TinyIntType
 from planner.partition_values import is_string_type, typed_value
 
-__all__ = ["PartitionPredicate", "Outcomes"]
+__all__ = ["PartitionPredicate", "Outcomes", "MetastoreFilter", "filter_kind", "STRING", "INTEGRAL", "DATE"]
 
 Outcomes = frozenset[bool | None]
 TRUE: Outcomes = frozenset({True})
@@ -37,6 +38,13 @@ NULL: Outcomes = frozenset({None})
 ANY: Outcomes = frozenset({True, False, None})
 _REGEX_CHARS = frozenset(".*+?()[]{}|^$\\")
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+# Kinds of metastore filter, by the type of the key compared: a metastore refuses them separately.
+STRING, INTEGRAL, DATE = "string", "integral", "date"
+_FILTER_OPERATORS = frozenset({"=", "<>", "<", "<=", ">", ">="})
+_FILTER_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*")  # an identifier of Hive's filter grammar
+# Longer IN lists are asked as the range of their values (as Spark's metastorePartitionPruningInSetThreshold
+# does): a filter of thousands of ORs is slow to parse and to run in the metastore's database.
+IN_LIST_AS_RANGE = 100
 
 
 def _and(a: bool | None, b: bool | None) -> bool | None:
@@ -178,34 +186,107 @@ class PartitionPredicate:
                 pinned.setdefault(pair[1], pair[2])
         return pinned
 
-    def metastore_filter(self) -> str | None:
-        """A get_partitions_by_filter expression covering what it can (a superset of the answer), or None.
+    def metastore_filter(self, refused: frozenset[str] = frozenset()) -> MetastoreFilter | None:
+        """A get_partitions_by_filter expression covering what it can (a superset of the answer), leaving
+        out comparisons on keys of a ``refused`` kind; None when nothing can be expressed.
 
-        Only string partition columns are pushed: the metastore compares other types as text unless
-        configured otherwise, which could drop matching partitions.
+        Pushed: ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=`` (so BETWEEN, which the parser spells as two
+        comparisons) and ``IN`` between a key and literals, on ``string``, integral and ``date`` keys,
+        AND and OR of those. The literal must already be of the key's type as Spark casts it (``n = '10'``
+        on an int key is ``n = 10``); a comparison Spark would make in another type stays local.
+
+        Comparisons run in the metastore's database, under its collation. Derby (the embedded metastore)
+        and Oracle compare strings by character code, as Spark does; MySQL's default collations ignore case and
+        PostgreSQL's follow the database's locale, so there ``'B' < 'a'`` or ``'A' <> 'a'`` may be false
+        where Spark finds it true, and the metastore leaves out a partition Spark would read. Spark pushes
+        the same comparisons (ranges, ``<>`` and ``IN`` on string keys, through its Hive client's filter
+        conversion), so on such a metastore Spark's own Hive tables lose the same partitions; we answer as
+        Spark does there, and as Spark's order says everywhere else. The local evaluation that follows can
+        only narrow what the metastore returned, never bring back what it left out.
         """
-        pieces = []
-        for part in conjuncts(self.expression):
-            rendered = self._filter_piece(part)
-            if rendered:
-                pieces.append(rendered)
-        return " and ".join(pieces) if pieces else None
+        pieces = [piece for part in conjuncts(self.expression) if (piece := self._filter_piece(part, refused))]
+        if not pieces:
+            return None
+        return MetastoreFilter(" and ".join(text for text, _ in pieces), frozenset().union(*(kinds for _, kinds in pieces)))
 
-    def _filter_piece(self, node: Expression) -> str | None:
+    def _filter_piece(self, node: Expression, refused: frozenset[str]) -> tuple[str, frozenset[str]] | None:
+        """``node`` as a filter (a superset of its rows) and the kinds of key it compares; None if it cannot be."""
+        if isinstance(node, And):
+            left, right = self._filter_piece(node.left, refused), self._filter_piece(node.right, refused)
+            if left and right:
+                return f"({left[0]} and {right[0]})", left[1] | right[1]
+            return left or right  # one side alone still covers the conjunction
+        if isinstance(node, Or):
+            left, right = self._filter_piece(node.left, refused), self._filter_piece(node.right, refused)
+            if left and right:
+                return f"({left[0]} or {right[0]})", left[1] | right[1]
+            return None
         pair = _column_literal(node)
         if pair is not None:
             op, column, value = pair
-            # Only equality: ordering comparisons run in the metastore's database, under its collation.
-            if op == "=" and is_string_type(self.partition_types.get(column)) and isinstance(value, str) and '"' not in value:
-                return f'{column} {op} "{value}"'
-            return None
+            kind = self._pushable_kind(column, refused)
+            if kind is None or op not in _FILTER_OPERATORS:
+                return None
+            literal = _filter_literal(_coerce(value, self.partition_types[column]), kind)
+            return None if literal is None else (f"{column} {op} {literal}", frozenset({kind}))
         if isinstance(node, InList) and not node.negated and isinstance(node.operand, ColumnRef):
-            column = node.operand.name.lower()
-            values = [v.value for v in node.values if isinstance(v, Literal)]
-            if (is_string_type(self.partition_types.get(column)) and len(values) == len(node.values)
-                    and all(isinstance(v, str) and '"' not in v for v in values)):
-                return "(" + " or ".join(f'{column} = "{v}"' for v in values) + ")"
+            return self._in_piece(node.operand.name.lower(), node.values, refused)
         return None
+
+    def _in_piece(self, column: str, items: Sequence[Expression], refused: frozenset[str]) -> tuple[str, frozenset[str]] | None:
+        kind = self._pushable_kind(column, refused)
+        if kind is None or not all(isinstance(item, Literal) for item in items):
+            return None
+        typed = [_coerce(item.value, self.partition_types[column]) for item in items if isinstance(item, Literal)]
+        typed = [value for value in typed if value is not None]  # NULL equals nothing: it selects no partition
+        literals = [_filter_literal(value, kind) for value in typed]
+        if not literals or any(literal is None for literal in literals):
+            return None
+        if len(literals) > IN_LIST_AS_RANGE:
+            low, high = min(typed), max(typed)  # type: ignore[type-var]
+            return f"({column} >= {_filter_literal(low, kind)} and {column} <= {_filter_literal(high, kind)})", frozenset({kind})
+        return "(" + " or ".join(f"{column} = {literal}" for literal in literals) + ")", frozenset({kind})
+
+    def _pushable_kind(self, column: str, refused: frozenset[str]) -> str | None:
+        if column not in self.partition_types or not _FILTER_IDENTIFIER.fullmatch(column):
+            return None
+        kind = filter_kind(self.partition_types[column])
+        return None if kind is None or kind in refused else kind
+
+
+@dataclass(frozen=True)
+class MetastoreFilter:
+    """A filter in Hive's get_partitions_by_filter grammar, and the kinds of key it compares: what a
+    metastore that refuses it is remembered to refuse."""
+
+    expression: str
+    kinds: frozenset[str]
+
+
+def filter_kind(kind: DataType | None) -> str | None:
+    """The kind of filter a key of type ``kind`` takes (``string``, ``integral``, ``date``), or None when
+    Hive's filter cannot compare it (char and varchar keys are refused by Hive's filter pushdown)."""
+    if isinstance(kind, StringType):
+        return STRING
+    if isinstance(kind, (TinyIntType, SmallIntType, IntType, BigIntType)):
+        return INTEGRAL
+    if isinstance(kind, DateType):
+        return DATE
+    return None
+
+
+def _filter_literal(value: object, kind: str) -> str | None:
+    """``value`` as a literal of the filter grammar for a key of ``kind``; None when it cannot be written
+    (the grammar has no escapes: a string holding both quote characters cannot be)."""
+    if kind == STRING and isinstance(value, str):
+        if '"' not in value:
+            return f'"{value}"'
+        return f"'{value}'" if "'" not in value else None
+    if kind == INTEGRAL and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if kind == DATE and isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return f'"{value.isoformat()}"'  # a quoted date: Hive parses it as a date for a date key
+    return None
 
 
 def _coerce(value: object, kind: DataType | None) -> object:

@@ -12,11 +12,12 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from hms_catalog.cache.filter_refusals import FilterRefusals
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
 from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
-__all__ = ["CatalogCaches", "FILE_BLOCKS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
+__all__ = ["CatalogCaches", "FILE_BLOCKS", "FOOTERS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
 
 NAMES = "names"
 SCHEMA = "schema"
@@ -24,6 +25,7 @@ PARTITION_VALUES = "partition_values"
 PARTITIONS = "partitions"
 FILES = "files"
 FILE_BLOCKS = "file_blocks"
+FOOTERS = "footers"
 DATABASE_NAMES_KEY: tuple[str, ...] = ()
 
 
@@ -93,7 +95,8 @@ class CatalogCaches:
     the full list); partitions ``(db, table, partition_name)``; files ``(db, table, location)``; file
     blocks ``(path, size, mtime)``, which REFRESH keeps because a changed file gets a new key. Names are
     lower-case. Every cache but the blocks groups its keys by ``(db, table)`` so that a table's entries
-    are found without scanning, and all share one :class:`CatalogVersions`.
+    are found without scanning, and all share one :class:`CatalogVersions`. ``filter_refusals`` remembers
+    the kinds of partition filter the metastore refused per table; it is forgotten with the table.
     """
 
     names: MetadataCache[tuple[str, ...], tuple[str, ...]]
@@ -102,7 +105,9 @@ class CatalogCaches:
     partitions: MetadataCache[tuple[str, str, str], Any]
     files: MetadataCache[tuple[str, str, str], Any]
     file_blocks: MetadataCache[tuple[str, int, int], Any]
+    footers: MetadataCache[tuple[str, int, int], Any]
     versions: CatalogVersions = field(default_factory=CatalogVersions)
+    filter_refusals: FilterRefusals = field(default_factory=FilterRefusals)
 
     @classmethod
     def from_config(cls, config: CacheConfig, versions: CatalogVersions | None = None) -> CatalogCaches:
@@ -119,11 +124,13 @@ class CatalogCaches:
             partitions=cache(PARTITIONS, config.partition_ttl, config.partition_capacity, _PARTITIONS),
             files=cache(FILES, config.file_ttl, config.file_capacity, _FILES),
             file_blocks=cache(FILE_BLOCKS, config.file_ttl, config.file_capacity, None),
+            footers=cache(FOOTERS, config.file_ttl, config.file_capacity, None),
             versions=versions,
         )
 
     def __iter__(self) -> Iterator[MetadataCache[Any, Any]]:
-        return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks))
+        return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks,
+                     self.footers))
 
     def _table_caches(self) -> tuple[MetadataCache[Any, Any], ...]:
         return (self.schema, self.partition_values, self.partitions, self.files)
@@ -133,6 +140,7 @@ class CatalogCaches:
         group = (database.lower(), table.lower())
         for cache in self._table_caches():
             cache.invalidate_group(group)
+        self.filter_refusals.forget_table(database, table)
 
     def invalidate_table_names(self, database: str | None) -> None:
         """The list of a database's table names, or (``None``) the list of database names."""
@@ -164,10 +172,12 @@ class CatalogCaches:
                     cache.invalidate_group(group)
         self.names.invalidate((database,))
         self.names.invalidate(DATABASE_NAMES_KEY)
+        self.filter_refusals.forget_database(database)
 
     def invalidate_all(self) -> None:
         """Everything but the block locations, which are keyed by file identity (path, size, mtime) and so
         cannot be stale: a file that changed gets a new key."""
         for cache in self:
-            if cache is not self.file_blocks:
+            if cache is not self.file_blocks and cache is not self.footers:
                 cache.clear()
+        self.filter_refusals.clear()

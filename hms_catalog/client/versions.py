@@ -1,8 +1,9 @@
 """Which metastore versions answer which thrift calls, and the forms one question can be asked in.
 
 Hive 2.3 added request-object forms of the table calls (``get_table_req``,
-``get_table_objects_by_name_req``); Hive 4.0 added more (partitions by names and by filter) and Hive
-4.0.1 removed the oldest table calls (HIVE-26537). A metastore that does not know a method answers with
+``get_table_objects_by_name_req``); Hive 4.0 added more (partitions by names and by filter, and
+``get_partitions_with_specs``, which fills only the fields asked for) and Hive 4.0.1 removed the
+oldest table calls (HIVE-26537). A metastore that does not know a method answers with
 ``TApplicationException`` ``UNKNOWN_METHOD`` ("Invalid method name: '...'") after reading the whole
 request, so the connection stays usable and the next form can be asked on it at once.
 
@@ -52,6 +53,9 @@ ANSWERED_BY: Mapping[str, str] = MappingProxyType({
     "get_partitions_by_names_req": "Hive 4.0 and later",
     "get_partitions_by_filter": "every Hive release to date",
     "get_partitions_by_filter_req": "Hive 4.0 and later",
+    "get_partitions_with_specs": "Hive 4.0 and later",
+    "get_table_statistics_req": "Hive 0.13 and later",
+    "get_partitions_statistics_req": "Hive 0.13 and later",
     "get_current_notificationEventId": "Hive 2.0 and later",
     "get_next_notification": "Hive 2.0 and later",
 })

@@ -14,6 +14,7 @@ A table's layout is detected on its first use and kept in the catalog's :class:`
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import pyarrow.fs as pafs
 
@@ -110,9 +111,20 @@ class FilesystemClient:
                 names.append(name)
         return names if max_parts < 0 else names[:max_parts]
 
-    def get_partitions_by_filter(self, database: str, table: str, expression: str, max_parts: int = -1) -> list[ttypes.Partition]:
+    def get_partitions_by_filter(self, database: str, table: str, expression: str, max_parts: int = -1, *,
+                                 fields: Sequence[str] | None = None) -> list[ttypes.Partition]:
         """Every partition: the planner evaluates the filter on the names itself (a superset is allowed)."""
         return self.get_partitions_by_names(database, table, self.get_partition_names(database, table, max_parts))
+
+    def get_table_column_statistics(self, database: str, table: str,
+                                    columns: list[str]) -> list[ttypes.ColumnStatisticsObj]:
+        """None are kept: files carry no metastore statistics (readers take sizes from the listing)."""
+        return []
+
+    def get_partitions_column_statistics(self, database: str, table: str, partition_names: list[str],
+                                         columns: list[str]) -> dict[str, list[ttypes.ColumnStatisticsObj]]:
+        """None are kept, as for tables."""
+        return {}
 
     def get_current_notification_event_id(self) -> int:
         """No notification log: files change without one (REFRESH and TTLs keep a filesystem catalog fresh)."""
@@ -121,7 +133,9 @@ class FilesystemClient:
     def get_next_notification(self, last_event: int, max_events: int) -> list[ttypes.NotificationEvent]:
         return []
 
-    def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
+    def get_partitions_by_names(self, database: str, table: str, names: list[str], *,
+                                fields: Sequence[str] | None = None) -> list[ttypes.Partition]:
+        """Whole partitions (``fields`` is a floor, and a folder costs nothing more to describe in full)."""
         struct = self.get_table(database, table)
         with self._lock:
             folders = self._folders.get((database.lower(), table.lower()), {})

@@ -6,7 +6,6 @@ proxies is in test_metastore_versions.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,41 +17,7 @@ from hms_catalog.client._transport import Connection
 from hms_catalog.client.hive_thrift import GetPartitionsByFilterRequest, ttypes
 from hms_catalog.errors import ConfigurationError, MetastoreError, MetastoreUnavailableError, UnsupportedCallError
 from hms_catalog.properties import CatalogConfig, ClientConfig, MetastoreUri, parse_uris
-
-URI = "thrift://old:9083"
-
-
-class ScriptedMetastore:
-    """A thrift client that knows only ``answers`` (method -> function); any other method is refused as Hive refuses it."""
-
-    def __init__(self, answers: dict[str, Callable[..., Any]]) -> None:
-        self.answers = answers
-        self.sent: list[tuple[str, tuple[Any, ...]]] = []
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        def call(*args: Any) -> Any:
-            self.sent.append((name, args))
-            if name not in self.answers:
-                raise TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{name}'")
-            return self.answers[name](*args)
-
-        return call
-
-
-class _Transport:
-    def close(self) -> None:
-        pass
-
-
-def _pool(metastore: ScriptedMetastore, **config: Any) -> tuple[HmsClientPool, list[MetastoreUri]]:
-    opened: list[MetastoreUri] = []
-
-    def connect(uri: MetastoreUri, **_: float) -> Connection:
-        opened.append(uri)
-        return Connection(uri, _Transport(), metastore)  # type: ignore[arg-type]
-
-    settings: dict[str, Any] = {"uris": parse_uris(URI), "retry_delay": 0.0, **config}
-    return HmsClientPool(ClientConfig(**settings), connect=connect, sleep=lambda _: None), opened
+from tests.support.scripted_metastore import URI, ScriptedMetastore, scripted_pool
 
 
 def _table(database: str, name: str) -> ttypes.Table:
@@ -70,7 +35,7 @@ HIVE4 = {
 
 def test_a_metastore_with_the_req_form_is_asked_once_in_it() -> None:
     metastore = ScriptedMetastore(HIVE4)
-    pool, _ = _pool(metastore)
+    pool, _ = scripted_pool(metastore)
     client = MetastoreClient(pool)
     assert client.get_table("db", "t").tableName == "t"
     assert [t.tableName for t in client.get_table_objects_by_name("db", ["a", "b"])] == ["a", "b"]
@@ -81,7 +46,7 @@ def test_a_metastore_with_the_req_form_is_asked_once_in_it() -> None:
 
 def test_an_older_metastore_gets_the_legacy_call_on_the_same_connection_and_is_remembered() -> None:
     metastore = ScriptedMetastore(HIVE21)
-    pool, opened = _pool(metastore)
+    pool, opened = scripted_pool(metastore)
     client = MetastoreClient(pool)
     assert client.get_table("db", "t").tableName == "t"
     assert [name for name, _ in metastore.sent] == ["get_table_req", "get_table"]
@@ -110,7 +75,7 @@ def test_what_a_uri_refused_is_forgotten_when_it_fails_as_it_may_come_back_upgra
         return _table(database, name)
 
     metastore = ScriptedMetastore({"get_table": get_table})
-    pool, _ = _pool(metastore, uri_backoff=0.0)
+    pool, _ = scripted_pool(metastore, uri_backoff=0.0)
     client = MetastoreClient(pool)
     client.get_table("db", "t")
     failing["now"] = True
@@ -121,7 +86,7 @@ def test_what_a_uri_refused_is_forgotten_when_it_fails_as_it_may_come_back_upgra
 
 def test_a_metastore_answering_no_form_gets_an_error_naming_the_versions_and_no_retry() -> None:
     metastore = ScriptedMetastore({"get_all_databases": lambda: ["default"]})
-    pool, _ = _pool(metastore)
+    pool, _ = scripted_pool(metastore)
     client = MetastoreClient(pool)
     with pytest.raises(UnsupportedCallError) as raised:
         client.get_table("db", "t")
@@ -147,7 +112,7 @@ def test_other_application_errors_are_not_taken_for_a_missing_method() -> None:
         raise TApplicationException(TApplicationException.INTERNAL_ERROR, "java.lang.NullPointerException")
 
     metastore = ScriptedMetastore({"get_table_req": broken, "get_table": _table})
-    pool, _ = _pool(metastore)
+    pool, _ = scripted_pool(metastore)
     with pytest.raises(MetastoreError, match="metastore call get_table_req failed: java.lang.NullPointerException"):
         MetastoreClient(pool).get_table("db", "t")
     assert [name for name, _ in metastore.sent] == ["get_table_req"]
@@ -160,7 +125,7 @@ def test_partition_calls_keep_the_legacy_form_first_and_move_to_hive4s_where_it_
         "get_partitions_by_names_req": lambda request: ttypes.GetPartitionsByNamesResult(partitions=[partition]),
         "get_partitions_by_filter_req": lambda request: [partition],
     })
-    pool, _ = _pool(hive4_without_legacy)
+    pool, _ = scripted_pool(hive4_without_legacy)
     client = MetastoreClient(pool)
     assert client.get_partitions_by_names("db", "t", ["p=1"]) == [partition]
     assert client.get_partitions_by_filter("db", "t", "p = 1") == [partition]
@@ -174,7 +139,7 @@ def test_partition_calls_keep_the_legacy_form_first_and_move_to_hive4s_where_it_
     assert (by_filter.catName, by_filter.dbName, by_filter.tblName, by_filter.filter, by_filter.maxParts) == (None, "db", "t", "p = 1", -1)
 
     legacy = ScriptedMetastore({"get_partitions_by_names": lambda db, t, names: [partition]})
-    pool, _ = _pool(legacy)
+    pool, _ = scripted_pool(legacy)
     assert MetastoreClient(pool).get_partitions_by_names("db", "t", ["p=1"]) == [partition]
     assert [name for name, _ in legacy.sent] == ["get_partitions_by_names"]
 
@@ -207,7 +172,7 @@ def _every_call(client: MetastoreClient) -> None:
 
 def test_a_metastore_catalog_is_named_on_every_request_that_can_carry_one() -> None:
     metastore = _recording()
-    pool, _ = _pool(metastore, metastore_catalog="spark")
+    pool, _ = scripted_pool(metastore, metastore_catalog="spark")
     _every_call(MetastoreClient(pool))
     sent = dict(metastore.sent)
     assert sent["get_databases"] == ("@spark#",)  # every database of that catalog, as Hive 3's client asks
@@ -222,7 +187,7 @@ def test_a_metastore_catalog_is_named_on_every_request_that_can_carry_one() -> N
 
 def test_without_a_metastore_catalog_requests_name_none() -> None:
     metastore = _recording()
-    pool, _ = _pool(metastore)
+    pool, _ = scripted_pool(metastore)
     _every_call(MetastoreClient(pool))
     sent = dict(metastore.sent)
     assert sent["get_all_databases"] == () and "get_databases" not in sent

@@ -79,7 +79,7 @@ def test_show_cache_and_schema_cache_report_what_is_held(session: Session, mixed
     session.run_one(f"DESCRIBE hive.{mixed}.facts")
     session.run_one(f"DESCRIBE hive.{mixed}.facts")
     caches = {r["Cache"]: r for r in session.run_one("SHOW CACHE FROM hive").as_dicts()}
-    assert list(caches) == ["names", "schema", "partition_values", "partitions", "files", "file_blocks"]
+    assert list(caches) == ["names", "schema", "partition_values", "partitions", "files", "file_blocks", "footers"]
     schema = caches["schema"]
     assert (schema["Entries"], schema["Hits"], schema["Misses"], schema["Loads"]) == (1, 1, 1, 1)
     assert (schema["Capacity"], schema["TtlSeconds"]) == (10000, 86400) and schema["AvgLoadMs"] > 0

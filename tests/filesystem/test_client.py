@@ -46,6 +46,16 @@ def test_partitions_are_read_from_the_folders_as_written(tmp_path: Path) -> None
     assert locations == {("50%off",): f"{base}/k=50%off", ("plain",): f"{base}/k=plain",
                          ("__HIVE_DEFAULT_PARTITION__",): f"{base}/k=__HIVE_DEFAULT_PARTITION__"}
     assert client.get_partition_names_ps("db", "t", ["plain"]) == ["k=plain"]
+    projected = client.get_partitions_by_names("db", "t", names, fields=["values", "sd.location"])
+    assert {tuple(p.values): p.sd.location for p in projected} == locations  # a projection is only a floor
+
+
+def test_files_keep_no_column_statistics(tmp_path: Path) -> None:
+    (tmp_path / "lake" / "db" / "t" / "k=1").mkdir(parents=True)
+    pq.write_table(TABLE, tmp_path / "lake" / "db" / "t" / "k=1" / "a.parquet")
+    client = _client(tmp_path / "lake", tmp_path / "home")
+    assert client.get_table_column_statistics("db", "t", ["id"]) == []
+    assert client.get_partitions_column_statistics("db", "t", ["k=1"], ["id"]) == {}
 
 
 def test_set_format_keeps_nothing_it_cannot_read(tmp_path: Path) -> None:

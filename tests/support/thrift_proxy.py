@@ -52,6 +52,7 @@ HIVE21_MISSING = frozenset(
         "get_partitions_by_names_req",
         "get_partitions_ps_with_auth_req",
         "get_partitions_req",
+        "get_partitions_with_specs",
         "get_schema_req",
         "rename_partition_req",
         "truncate_table_req",
