@@ -9,8 +9,10 @@ from hms_catalog.cache import CatalogCaches
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.formats import TableMetadata
 from hms_catalog.properties import ScanConfig
+from planner.aggregates import AggregateAnswer, AggregateRequest
 from planner.listing import BlockLocator
-from planner.plan import Split
+from planner.plan import PartitionField, Split
+from planner.statistics import PlanStatistics
 
 __all__ = ["PlanningContext", "FormatPlan", "Progress"]
 
@@ -27,6 +29,8 @@ class PlanningContext:
     io_properties: dict[str, str]
     parallelism: int = 1
     progress: Progress | None = None
+    statistics: bool = False  # gather row counts and column statistics (an optimizer asks; SHOW SPLITS does not)
+    aggregate: AggregateRequest | None = None  # answer these aggregates from metadata, if it can
 
 
 @dataclass
@@ -43,3 +47,6 @@ class FormatPlan:
     listing_seconds: float = 0.0
     splitting_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    statistics: PlanStatistics | None = None
+    aggregate: AggregateAnswer | None = None
+    partition_fields: tuple[PartitionField, ...] = ()

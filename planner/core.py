@@ -11,6 +11,7 @@ from hms_catalog.formats import TableFormat
 from hms_catalog.model import ExternalCatalog, ExternalTable
 from hms_catalog.sql import parse_expression, to_sql
 from hms_catalog.sql.expressions import Expression
+from planner.aggregates import AggregateRequest, refused
 from planner.context import FormatPlan, PlanningContext, Progress
 from planner.hive_planner import plan_hive
 from planner.hudi_planner import plan_hudi
@@ -34,11 +35,16 @@ def plan_table(
     *,
     locator: BlockLocator | None = None,
     progress: Progress | None = None,
+    statistics: bool = False,
+    aggregate: AggregateRequest | None = None,
 ) -> SplitPlan:
     """The split plan of ``table`` (a table of ``catalog``) for rows matching ``where``.
 
     ``where`` prunes partitions (and, for Iceberg, files by their metrics); the reader still applies it
     to rows. Raises UnsupportedTableError with the detection's reason for a table that cannot be read.
+    With ``statistics`` the plan carries the row counts and column statistics the table keeps (for an
+    engine's optimizer); with ``aggregate``, those aggregates answered per partition from metadata, or
+    the reason they cannot be.
     """
     expression = parse_expression(where) if isinstance(where, str) else where
     before = catalog.metrics()
@@ -56,8 +62,12 @@ def plan_table(
         io_properties=dict(catalog.config.raw),
         parallelism=catalog.config.client.pool_size,
         progress=progress,
+        statistics=statistics,
+        aggregate=aggregate,
     )
     result = _PLANNERS[detection.format](context, expression)
+    if aggregate is not None and result.aggregate is None:
+        result.aggregate = refused(f"{detection.format.value} tables keep no exact aggregates")
     hosts: Counter[str] = Counter()
     for split in result.splits:
         hosts.update(split.hosts)
@@ -90,4 +100,7 @@ def plan_table(
         predicate=None if expression is None else to_sql(expression),
         options={"planning_seconds": round(time.perf_counter() - started, 6), "hudi_query": detection.hudi_query},
         text=detection.text,
+        statistics=result.statistics,
+        aggregate=result.aggregate if aggregate is not None else None,
+        partition_fields=result.partition_fields,
     )

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from hms_catalog.errors import PlanningError
 from hms_catalog.formats._paths import normalize_location
 from hms_catalog.sql.expressions import Expression
 from planner._gc import paused_gc
+from planner.aggregates import AggregateAnswer, FileFacts, answer, refused
 from planner.context import FormatPlan, PlanningContext
 from planner.iceberg_filters import to_iceberg_filter
+from planner.iceberg_metrics import file_facts as iceberg_file_facts
+from planner.iceberg_metrics import iceberg_statistics, partition_fields
 from planner.listing import with_blocks
 from planner.plan import DeleteFile
 from planner.splitter import cut_file
@@ -140,5 +143,27 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
             ))
     snapshot = static.current_snapshot()
     notes = [f"snapshot {snapshot.snapshot_id}" if snapshot is not None else "no snapshot: empty table"]
-    return FormatPlan(splits, files, size, listing_seconds=listing_seconds,
-                      splitting_seconds=time.perf_counter() - started, notes=notes)
+    plan = FormatPlan(splits, files, size, listing_seconds=listing_seconds,
+                      splitting_seconds=time.perf_counter() - started, notes=notes,
+                      partition_fields=partition_fields(specs, static.schema()))
+    if ctx.statistics or ctx.aggregate is not None:
+        schema = static.schema()
+        described = [(_partition_values(task, specs[task.file.spec_id]), iceberg_file_facts(task.file, schema),
+                      bool(task.delete_files or equality)) for task, equality in tasks]
+        plan.statistics = iceberg_statistics(described)
+        if ctx.aggregate is not None:
+            plan.aggregate = _aggregate(ctx, described)
+    return plan
+
+
+def _aggregate(ctx: PlanningContext, described: list[tuple[tuple[tuple[str, str | None], ...], FileFacts, bool]]) -> AggregateAnswer:
+    request = ctx.aggregate
+    assert request is not None
+    if any(deleted for _, _, deleted in described):
+        return refused("delete files apply to some data files: their manifests count rows deleted since")
+    # one answer per data file; the engine adds them up (Iceberg tables have no metastore partitions)
+    return answer(request, ctx.metadata.schema, [((), _facts(facts)) for _, facts, _ in described], "Iceberg manifests")
+
+
+def _facts(facts: FileFacts) -> Callable[[], list[FileFacts]]:
+    return lambda: [facts]

@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column, TableSchema
 from hms_catalog.types.json_codec import type_from_json, type_to_json
+from planner.statistics import PlanStatistics
 
-__all__ = ["Split", "DeleteFile", "PlanSummary", "SplitPlan", "PLAN_FORMAT_VERSION"]
+if TYPE_CHECKING:
+    from planner.aggregates import AggregateAnswer
+
+__all__ = ["Split", "DeleteFile", "PartitionField", "PlanSummary", "SplitPlan", "PLAN_FORMAT_VERSION"]
 
 PLAN_FORMAT_VERSION = 1
 
@@ -29,6 +33,15 @@ class DeleteFile(NamedTuple):
     file_format: str
     length: int
     equality_ids: tuple[int, ...] = ()
+
+
+class PartitionField(NamedTuple):
+    """An Iceberg partition field: its name in the splits' partition values, its source column and its
+    transform as Iceberg spells it (``identity``, ``day``, ``bucket[16]``, ``truncate[4]``, ...)."""
+
+    name: str
+    source: str
+    transform: str
 
 
 class Split(NamedTuple):
@@ -146,6 +159,9 @@ class SplitPlan:
     predicate: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     text: TextFormat | None = None  # delimiters, escapes, null format of text tables: readers need them
+    statistics: PlanStatistics | None = None  # when asked for: row counts and column statistics
+    aggregate: AggregateAnswer | None = None  # when asked for: aggregates answered from metadata, or why not
+    partition_fields: tuple[PartitionField, ...] = ()  # Iceberg's partition fields, for runtime filters
 
     @property
     def full_name(self) -> str:
@@ -163,6 +179,9 @@ class SplitPlan:
             "predicate": self.predicate,
             "options": dict(self.options),
             "text": None if self.text is None else asdict(self.text),
+            "statistics": None if self.statistics is None else self.statistics.to_json(),
+            "aggregate": None if self.aggregate is None else self.aggregate.to_json(),
+            "partition_fields": [field._asdict() for field in self.partition_fields],
         }
 
     def dumps(self) -> str:
@@ -184,6 +203,8 @@ class SplitPlan:
             predicate=data.get("predicate"),
             options=dict(data.get("options", {})),
             text=None if data.get("text") is None else TextFormat(**data["text"]),
+            statistics=None if data.get("statistics") is None else PlanStatistics.from_json(data["statistics"]),
+            partition_fields=tuple(PartitionField(**item) for item in data.get("partition_fields", ())),
         )
 
     @classmethod

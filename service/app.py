@@ -15,7 +15,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 from anyio import CapacityLimiter
@@ -39,6 +39,7 @@ from hms_catalog.properties import mask_properties
 from hms_catalog.remote.values import encode_value
 from hms_catalog.sql import ast
 from hms_catalog.store import CatalogDefinition
+from planner.aggregates import AggregateFunction, AggregateRequest
 from planner.core import plan_table
 from service.auth import token_matches
 from service.companions import RunningCompanion
@@ -70,9 +71,23 @@ class CatalogChange(_Body):
     rename: str | None = None
 
 
+class AggregateFunctionBody(_Body):
+    function: Literal["count_star", "count", "min", "max"]
+    column: str | None = None
+
+
+class AggregateBody(_Body):
+    """Aggregates to answer from metadata; the answer is per partition, whatever the grouping."""
+
+    functions: list[AggregateFunctionBody]
+    group_by: list[str] = []
+
+
 class PlanRequest(_Body):
     where: str | None = None
     columns: list[str] | None = None
+    statistics: bool = False
+    aggregate: AggregateBody | None = None
 
 
 class RefreshRequest(_Body):
@@ -242,7 +257,9 @@ def create_app(manager: CatalogManager, token: str, *, stopping: threading.Event
     def plan(catalog: str, database: str, table: str, body: PlanRequest) -> Response:
         live = manager.catalog(catalog)
         handle = live.table(database, table)
-        made = plan_table(live, handle, body.where)
+        aggregate = None if body.aggregate is None else AggregateRequest(
+            tuple(AggregateFunction(f.function, f.column) for f in body.aggregate.functions))
+        made = plan_table(live, handle, body.where, statistics=body.statistics or aggregate is not None, aggregate=aggregate)
         if body.columns is not None:
             known = {column.name.lower() for column in made.schema.columns}
             unknown = [name for name in body.columns if name.lower() not in known]
