@@ -1,4 +1,5 @@
-"""The ``hms`` PySpark data source: a split plan becomes Spark partitions, one per split.
+"""The ``hms`` PySpark data source: a split plan becomes Spark partitions of whole splits, packed as Spark
+packs its own files (:mod:`planner.packing`).
 
     spark.dataSource.register(HmsDataSource)
     spark.read.format("hms").option("home", "/path/to/home").load("cat.db.table")
@@ -8,11 +9,17 @@ only these are read and declared; empty for none, e.g. for counts), ``where`` (a
 partitions), ``plan`` (a split plan's JSON: read exactly that plan). With
 ``spark.sql.python.filterPushdown.enabled=true`` the filters Spark pushes prune partitions too; Spark
 still applies every filter to the rows.
+
+How many splits one task reads follows Spark's settings for its own files, given as the options
+``maxPartitionBytes``, ``openCostInBytes`` and ``minPartitionNum`` (:func:`packing_options` reads them
+from a session; the source itself runs where no session is at hand). Without them, Spark's defaults and
+this machine's CPU count are used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,23 +28,67 @@ from pyspark.sql.types import StructType
 
 from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column, TableSchema
+from planner.packing import PackingSettings, pack_splits
 from planner.plan import Split, SplitPlan
 from planner.spark.filters import spark_filters_to_expression
 
-__all__ = ["HmsDataSource", "HmsPushdownDataSource", "SplitPartition", "register"]
+__all__ = ["HmsDataSource", "HmsPushdownDataSource", "SplitPartition", "packing_options", "register"]
+
+_PACKING_OPTIONS = {"maxpartitionbytes": "max_partition_bytes", "opencostinbytes": "open_cost", "minpartitionnum": "min_partitions"}
 
 
 @dataclass
 class SplitPartition(InputPartition):
-    """One Spark input partition: one split of the plan."""
+    """One Spark input partition: splits of the plan, read one after the other."""
 
     index: int
-    split: Split
+    splits: tuple[Split, ...]
 
-    def __init__(self, index: int, split: Split) -> None:
+    def __init__(self, index: int, splits: Sequence[Split]) -> None:
         super().__init__(index)
         self.index = index
-        self.split = split
+        self.splits = tuple(splits)
+
+
+def _packing(options: Mapping[str, str]) -> PackingSettings:
+    values: dict[str, int] = {"min_partitions": os.cpu_count() or 1}
+    for key, value in options.items():
+        field = _PACKING_OPTIONS.get(key.lower())
+        if field is not None:
+            try:
+                values[field] = int(value)
+            except ValueError:
+                from hms_catalog.errors import ConfigurationError
+
+                raise ConfigurationError(
+                    f"the hms source's option '{key}' must be a number of bytes or partitions, got {value!r}") from None
+    return PackingSettings(**values)
+
+
+def packing_options(spark: Any) -> dict[str, str]:
+    """The options that make the ``hms`` source pack splits as ``spark`` packs its own files."""
+    conf = spark.conf
+    parallelism = conf.get("spark.sql.leafNodeDefaultParallelism", None)
+    if parallelism is None:
+        try:
+            parallelism = str(spark.sparkContext.defaultParallelism)
+        except Exception:  # noqa: BLE001 - a Spark Connect session has no context to ask
+            parallelism = str(os.cpu_count() or 1)
+    options = {
+        "maxPartitionBytes": str(_bytes(conf.get("spark.sql.files.maxPartitionBytes", "128m"))),
+        "openCostInBytes": str(_bytes(conf.get("spark.sql.files.openCostInBytes", "4m"))),
+        "minPartitionNum": conf.get("spark.sql.files.minPartitionNum", None) or parallelism,
+    }
+    return options
+
+
+def _bytes(text: str) -> int:
+    """A Spark byte size (``128m``, ``4194304``, ``1g``...) in bytes."""
+    units = {"b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
+    stripped = text.strip().lower()
+    digits = stripped.rstrip("bkmgt")
+    unit = stripped[len(digits):] or "b"
+    return int(digits) * units[unit]
 
 
 def _as_read(kind: Any) -> Any:
@@ -128,7 +179,7 @@ class HmsReader(DataSourceReader):
                 expression = pushed if expression is None else And(expression, pushed)
             plan = plan_table(catalog, table, expression)
         self._plan = None  # the reader travels to every task: splits travel in their partitions only
-        return [SplitPartition(index, split) for index, split in enumerate(plan.splits)]
+        return [SplitPartition(index, splits) for index, splits in enumerate(pack_splits(plan.splits, _packing(self.options)))]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from planner.readers import read_split
@@ -137,8 +188,8 @@ class HmsReader(DataSourceReader):
             return  # an empty plan: Spark still asks for one (placeholder) partition
 
         target = self.table_schema.arrow_schema([c.name for c in self.columns])
-        yield from read_split(partition.split, self.columns, target, text=self.text,
-                              table_columns=self.table_schema.data_columns)
+        for split in partition.splits:
+            yield from read_split(split, self.columns, target, text=self.text, table_columns=self.table_schema.data_columns)
 
 
 class HmsPushdownReader(HmsReader):

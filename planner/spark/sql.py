@@ -19,7 +19,7 @@ from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
 from hms_catalog.registry import adopt_manager, home_key
 from hms_catalog.sql import parse_spark_statement
-from planner.spark.datasource import register
+from planner.spark.datasource import packing_options, register
 
 __all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
 
@@ -149,7 +149,7 @@ class CatalogSql:
         if not views and not natives:
             return self._run(query, *args, **kwargs)
         for view, (table, columns) in views.items():
-            reader = self.spark.read.format("hms").option("home", self.home)
+            reader = self.spark.read.format("hms").option("home", self.home).options(**packing_options(self.spark))
             if columns is not None:
                 reader = reader.option("columns", ",".join(columns))
             reader.load(table.full_name).createOrReplaceTempView(view)

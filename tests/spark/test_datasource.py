@@ -12,6 +12,8 @@ import pytest
 
 from hms_catalog import open_session
 from planner import SplitPlan, plan_table
+from planner.packing import PackingSettings, pack_splits
+from planner.spark.datasource import packing_options
 from tests.support.sessions import read_hms
 
 DB = "spark_reads"
@@ -114,8 +116,12 @@ def test_one_spark_partition_per_split_and_lines_across_split_boundaries(spark: 
     plan = plan_table(catalog, catalog.table(DB, "lines"))
     session.manager.close()
     assert len(plan.splits) > 3  # 4 KiB splits over the text files: lines cross split boundaries
-    frame = read(spark, home, "lines")
-    assert frame.rdd.getNumPartitions() == len(plan.splits)
+    alone = read(spark, home, "lines", maxPartitionBytes="1", openCostInBytes="0")  # each split a task of its own
+    assert alone.rdd.getNumPartitions() == len(plan.splits)
+    assert sorted(alone.collect()) == sorted(read(spark, home, "lines").collect())
+    frame = read(spark, home, "lines", **packing_options(spark))
+    packed = pack_splits(plan.splits, PackingSettings(min_partitions=spark.sparkContext.defaultParallelism))
+    assert frame.rdd.getNumPartitions() == len(packed) < len(plan.splits)
     numbers = [row.n for row in frame.collect()]
     assert sorted(numbers) == list(range(2000))  # every line exactly once
 
@@ -126,7 +132,7 @@ def test_partition_filters_prune_splits_and_rows_stay_right(spark: Any, tables: 
     everything = plan_table(catalog, catalog.table(DB, "parquet_all"))
     only_b = plan_table(catalog, catalog.table(DB, "parquet_all"), "part = 'b'")
     session.manager.close()
-    frame = read(spark, home, "parquet_all")
+    frame = read(spark, home, "parquet_all", maxPartitionBytes="1")
     filtered = frame.where("part = 'b'")
     assert frame.rdd.getNumPartitions() == len(everything.splits)
     assert filtered.rdd.getNumPartitions() == len(only_b.splits) < len(everything.splits)

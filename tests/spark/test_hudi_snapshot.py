@@ -12,6 +12,7 @@ import pytest
 from hms_catalog import open_session
 from hms_catalog.types import from_arrow_type, to_hive_string
 from planner import plan_table
+from planner.packing import PackingSettings, pack_splits
 from planner.spark import attach_catalogs
 from tests.formats.test_hudi_tables import FIXTURES
 from tests.planner.test_hudi_merge import TRIPS, hudi_table, unzip_table
@@ -56,7 +57,8 @@ def test_snapshot_reads_equal_hudi_rs(spark: Any, archive: Path, admin: Admin, u
     catalog = session.manager.catalog("hive")
     plan = plan_table(catalog, catalog.table(unique_name, "t_rt"))
     session.manager.close()
-    assert ours.rdd.getNumPartitions() == len(plan.splits)
+    packed = pack_splits(plan.splits, PackingSettings(min_partitions=spark.sparkContext.defaultParallelism))
+    assert ours.rdd.getNumPartitions() == len(packed)
     assert sum(1 for s in plan.splits if s.log_files) == sum(1 for s in table.get_file_slices() if s.has_log_files())
 
 
