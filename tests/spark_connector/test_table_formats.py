@@ -17,6 +17,7 @@ from tests.spark.test_table_formats import MOR_FIXTURES, arrow_rows, evolved, fr
 from tests.spark_connector.conftest import service_plan
 from tests.support.hudi_tables import hive_sync_table
 from tests.support.service import Server
+from tests.support.spark_settings import spark_settings
 
 
 def test_iceberg_reads_follow_renames_by_field_id(spark: Any, connected: str, evolved: Any,  # noqa: F811
@@ -41,8 +42,13 @@ def test_iceberg_position_deletes_are_applied_in_the_jvm(spark: Any, connected: 
 
 def test_iceberg_position_deletes_across_mid_file_splits(spark: Any, tiny_splits: str, positioned: Any,  # noqa: F811
                                                          unique_name: str) -> None:
+    with spark_settings(spark, {"spark.sql.files.maxPartitionBytes": "8192", "spark.sql.files.openCostInBytes": "0"}):
+        frame = spark.sql(f"SELECT id FROM {tiny_splits}.{unique_name}.positioned")
+        assert frame.rdd.getNumPartitions() > 2  # splits of one data file read by several tasks
+        assert sorted(row.id for row in frame.collect()) == sorted(row["id"] for row in positioned.expected)
+    # packed as Spark packs files, several splits of a data file in one task: each split's deletes apply once
     frame = spark.sql(f"SELECT id FROM {tiny_splits}.{unique_name}.positioned")
-    assert frame.rdd.getNumPartitions() > 2
+    assert frame.rdd.getNumPartitions() <= 2
     assert sorted(row.id for row in frame.collect()) == sorted(row["id"] for row in positioned.expected)
 
 

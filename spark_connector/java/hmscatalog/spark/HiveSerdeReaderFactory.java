@@ -19,7 +19,6 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.hive.HadoopTableReader;
 import org.apache.spark.sql.types.StructType;
@@ -57,7 +56,10 @@ final class HiveSerdeReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-        PartitionedFile file = ((FilePartition) partition).files()[0];
+        return FileChainReader.of(partition, this::open);
+    }
+
+    private PartitionReader<InternalRow> open(PartitionedFile file) {
         try {
             return new Reader(file);
         } catch (IOException | ReflectiveOperationException | SerDeException | RuntimeException e) {

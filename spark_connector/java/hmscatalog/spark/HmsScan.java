@@ -1,6 +1,7 @@
 package hmscatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.hadoop.conf.Configuration;
@@ -8,15 +9,22 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.memory.MemoryMode;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.expressions.FieldReference;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.catalyst.csv.CSVOptions;
 import org.apache.spark.sql.catalyst.json.JSONOptionsInRead;
 import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.json.JsonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.orc.OrcOptions;
@@ -37,37 +45,57 @@ import org.apache.spark.util.SerializableConfiguration;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The scan of one table: its split plan (made by the service, partitions pruned by the pushed filters)
- * as one FilePartition per split, read by Spark's own reader factory for the files' format.
+ * The scan of one table: its split plan (made by the service, partitions pruned by the pushed filters),
+ * filtered again here by the partition filters Spark handed over whole and by the filters Spark derives
+ * at run time from the other side of a join (dynamic partition pruning), then packed into Spark
+ * partitions as Spark packs its own files ({@link SplitPacking}), and read by Spark's own reader factory
+ * for the files' format.
+ *
+ * Runtime filtering reuses the plan already made: no second call to the service or the metastore. Spark
+ * may call {@link #filter} and then {@link #planInputPartitions} again, so the splits kept are computed
+ * from the filters each time.
  */
-final class HmsScan implements Scan, Batch, SupportsReportStatistics {
+final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
     private final HmsTable table;
     private final CaseInsensitiveStringMap options;
     private final StructType readDataSchema;
     private final StructType readPartitionSchema;
-    private final Filter[] partitionFilters;
+    private final List<Predicate> partitionPredicates;
     private final Filter[] dataFilters;
-    private final String where;
-    private SplitPlanPartitions plan;
+    private final ObjectNode planRequest;
+    private final int limit;
+    private final PartitionFilter partitionFilter;
+    private final List<Predicate> runtimeFilters = new ArrayList<>();
     private JsonNode planJson;
+    private SplitPlanPartitions plan;
+    private List<SplitPlanPartitions.PlannedSplit> kept;  // after the partition filters, before runtime filters
+    private IcebergPartitionFilter icebergFilter;
+    private Map<String, Long> metrics = Map.of();
 
     HmsScan(HmsTable table, CaseInsensitiveStringMap options, StructType readDataSchema, StructType readPartitionSchema,
-            Filter[] partitionFilters, Filter[] dataFilters) {
+            List<Predicate> partitionPredicates, Filter[] dataFilters, ObjectNode planRequest, int limit, JsonNode prefetched) {
         this.table = table;
         this.options = options;
         this.readDataSchema = readDataSchema;
         this.readPartitionSchema = readPartitionSchema;
-        this.partitionFilters = partitionFilters;
+        this.partitionPredicates = List.copyOf(partitionPredicates);
         this.dataFilters = dataFilters;
-        this.where = PruningPredicate.where(partitionFilters);
+        this.planRequest = planRequest;
+        this.limit = limit;
+        this.partitionFilter = new PartitionFilter(table.partitionSchema());
+        this.planJson = prefetched;
     }
 
     @Override
@@ -82,11 +110,17 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
         StringBuilder text = new StringBuilder("hms-catalog ").append(table.fullName())
                 .append(" [").append(table.view().path("format").asText()).append(", ")
                 .append(table.view().path("file_format").asText()).append("]");
+        String where = planRequest.path("where").asText(null);
         text.append(", PartitionFilters: ").append(where == null ? "[]" : "[" + where + "]");
         text.append(", PushedFilters: ").append(Arrays.toString(dataFilters));
+        if (limit >= 0) {
+            text.append(", PushedLimit: ").append(limit);
+        }
         text.append(", ReadSchema: ").append(readSchema().simpleString());
         if (plan != null) {
-            text.append(", Splits: ").append(plan.partitions().length)
+            List<SplitPlanPartitions.PlannedSplit> left = filtered();
+            text.append(", Splits: ").append(left.size()).append(" of ").append(plan.splits().size())
+                    .append(", Partitions: ").append(pack(left).length)
                     .append(", Reader: ").append(plan.reader());
             if (plan.deletes() != null) {
                 long files = plan.deletes().values().stream().flatMap(split -> split.files().stream())
@@ -104,20 +138,74 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
 
     synchronized SplitPlanPartitions plan() {
         if (plan == null) {
-            ObjectNode request = ServiceClient.JSON.createObjectNode();
-            if (where != null) {
-                request.put("where", where);
+            if (planJson == null) {
+                planJson = table.client().post(table.planPath(), planRequest);
             }
-            planJson = table.client().post(table.planPath(), request);
-            plan = SplitPlanPartitions.of(table, planJson, readPartitionSchema, SQLConf.get().sessionLocalTimeZone());
+            String timeZone = SQLConf.get().sessionLocalTimeZone();
+            plan = SplitPlanPartitions.of(table, planJson, readPartitionSchema, timeZone);
+            List<SplitPlanPartitions.PlannedSplit> left = new ArrayList<>();
+            for (SplitPlanPartitions.PlannedSplit split : plan.splits()) {
+                if (matchesAll(partitionPredicates, split)) {
+                    left.add(split);
+                }
+            }
+            kept = left;
+            if (table.isIceberg()) {
+                icebergFilter = IcebergPartitionFilter.of(planJson, table.dataSchema());
+            }
         }
         return plan;
     }
 
-    /** The plan as the service answered it (made by {@link #plan()}). */
-    synchronized JsonNode planJson() {
+    /**
+     * The service's plan with only the splits the partition filters keep: what the Python source reads
+     * when the JVM readers cannot (those filters were taken whole, so Spark will not apply them again).
+     */
+    synchronized JsonNode keptPlanJson() {
         plan();
-        return planJson;
+        ObjectNode copy = planJson.deepCopy();
+        ArrayNode splits = copy.putArray("splits");
+        for (SplitPlanPartitions.PlannedSplit split : kept) {
+            splits.add(split.json());
+        }
+        return copy;
+    }
+
+    private boolean matchesAll(List<Predicate> predicates, SplitPlanPartitions.PlannedSplit split) {
+        for (Predicate predicate : predicates) {
+            if (!partitionFilter.matches(predicate, split.partitionRow())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The splits left after the partition filters and the runtime filters received so far. */
+    private synchronized List<SplitPlanPartitions.PlannedSplit> filtered() {
+        plan();
+        if (runtimeFilters.isEmpty()) {
+            return kept;
+        }
+        List<SplitPlanPartitions.PlannedSplit> left = new ArrayList<>();
+        for (SplitPlanPartitions.PlannedSplit split : kept) {
+            boolean keep = true;
+            for (Predicate predicate : runtimeFilters) {
+                keep &= icebergFilter != null ? icebergFilter.mayMatch(predicate, split.json().path("partition_values"))
+                        : partitionFilter.matches(predicate, split.partitionRow());
+            }
+            if (keep) {
+                left.add(split);
+            }
+        }
+        return left;
+    }
+
+    private static FilePartition[] pack(List<SplitPlanPartitions.PlannedSplit> splits) {
+        List<PartitionedFile> files = new ArrayList<>(splits.size());
+        for (SplitPlanPartitions.PlannedSplit split : splits) {
+            files.add(split.file());
+        }
+        return SplitPacking.pack(SparkSession.active(), files);
     }
 
     @Override
@@ -126,27 +214,136 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics {
         if (planned.pythonOnly() != null) {
             throw SplitPlanPartitions.unsupported(table, planned.pythonOnly());
         }
-        return planned.partitions();
+        List<SplitPlanPartitions.PlannedSplit> left = filtered();
+        FilePartition[] partitions = pack(left);
+        synchronized (this) {
+            metrics = countMetrics(left);
+        }
+        return partitions;
+    }
+
+    private Map<String, Long> countMetrics(List<SplitPlanPartitions.PlannedSplit> left) {
+        Set<String> files = new HashSet<>();
+        Set<String> partitions = new HashSet<>();
+        long bytes = 0;
+        for (SplitPlanPartitions.PlannedSplit split : left) {
+            files.add(split.file().urlEncodedPath());
+            partitions.add(ScanStatistics.partitionKey(split.json().path("partition_values")));
+            bytes += split.length();
+        }
+        Set<String> before = new HashSet<>();
+        long bytesBefore = 0;
+        for (SplitPlanPartitions.PlannedSplit split : kept) {
+            before.add(split.file().urlEncodedPath());
+            bytesBefore += split.length();
+        }
+        Map<String, Long> counts = new LinkedHashMap<>();
+        counts.put(ScanMetrics.FILES, (long) files.size());
+        counts.put(ScanMetrics.BYTES, bytes);
+        counts.put(ScanMetrics.SPLITS, (long) left.size());
+        counts.put(ScanMetrics.PARTITIONS, table.partitionSchema().fields().length == 0 ? 0L : partitions.size());
+        counts.put(ScanMetrics.SKIPPED_FILES, (long) (before.size() - files.size()));
+        counts.put(ScanMetrics.SKIPPED_BYTES, bytesBefore - bytes);
+        return counts;
+    }
+
+    @Override
+    public CustomMetric[] supportedCustomMetrics() {
+        return ScanMetrics.supported();
+    }
+
+    @Override
+    public synchronized CustomTaskMetric[] reportDriverMetrics() {
+        return ScanMetrics.values(metrics);
     }
 
     @Override
     public Statistics estimateStatistics() {
-        long bytes = plan().bytes();
-        return new Statistics() {
-            @Override
-            public OptionalLong sizeInBytes() {
-                return OptionalLong.of(bytes);
-            }
+        SplitPlanPartitions planned = plan();
+        return ScanStatistics.of(table, planJson, planned.bytes(), kept, readSchema(), SQLConf.get().sessionLocalTimeZone());
+    }
 
-            @Override
-            public OptionalLong numRows() {
-                return OptionalLong.empty();
+    // Runtime filtering -------------------------------------------------------------------------------
+
+    /**
+     * The columns read that runtime filters can prune by: partition columns (Hive tables) or the source
+     * columns of partition fields (Iceberg tables). Spark accepts only columns of the scan's output.
+     */
+    @Override
+    public NamedReference[] filterAttributes() {
+        List<NamedReference> attributes = new ArrayList<>();
+        if (table.isIceberg()) {
+            plan();
+            if (icebergFilter != null) {
+                for (String column : icebergFilter.sourceColumns()) {
+                    for (StructField field : readDataSchema.fields()) {
+                        if (field.name().equalsIgnoreCase(column)) {
+                            attributes.add(FieldReference.column(field.name()));
+                        }
+                    }
+                }
             }
-        };
+        } else {
+            for (StructField field : readPartitionSchema.fields()) {
+                attributes.add(FieldReference.column(field.name()));
+            }
+        }
+        return attributes.toArray(new NamedReference[0]);
+    }
+
+    /** Keeps the filters that can rule out splits; the others are left to the join, which applies them anyway. */
+    @Override
+    public synchronized void filter(Predicate[] predicates) {
+        plan();
+        for (Predicate predicate : predicates) {
+            boolean usable = icebergFilter != null ? icebergFilter.usable(predicate) : partitionFilter.evaluable(predicate);
+            if (usable && !runtimeFilters.contains(predicate)) {
+                runtimeFilters.add(predicate);
+            }
+        }
+    }
+
+    @Override
+    public synchronized Predicate[] pushedPredicates() {
+        return runtimeFilters.toArray(new Predicate[0]);
+    }
+
+    /** Spark 4.3 asks this: runtime filters refused above come back as partition predicates. */
+    public boolean supportsIterativePushdown() {
+        return !table.isIceberg() && table.partitionSchema().fields().length > 0;
+    }
+
+    // Equality: Spark reuses an exchange or a subquery when two scans are equal -------------------------
+
+    @Override
+    public boolean equals(Object other) {
+        if (this == other) {
+            return true;
+        }
+        if (!(other instanceof HmsScan that)) {
+            return false;
+        }
+        return table.fullName().equals(that.table.fullName())
+                && table.view().path("version").asText("").equals(that.table.view().path("version").asText(""))
+                && readSchema().equals(that.readSchema())
+                && planRequest.equals(that.planRequest)
+                && Arrays.equals(dataFilters, that.dataFilters)
+                && partitionPredicates.toString().equals(that.partitionPredicates.toString())
+                && limit == that.limit;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(table.fullName(), readSchema(), planRequest, Arrays.hashCode(dataFilters), limit);
     }
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
+        PartitionReaderFactory factory = readerFactory();
+        return limit >= 0 ? new LimitedReaderFactory(factory, limit) : factory;
+    }
+
+    private PartitionReaderFactory readerFactory() {
         SplitPlanPartitions planned = plan();
         SparkSession spark = SparkSession.active();
         SQLConf sqlConf = spark.sessionState().conf();

@@ -8,6 +8,7 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -30,14 +31,14 @@ final class IcebergDeleteReaderFactory implements PartitionReaderFactory {
 
     private final PartitionReaderFactory parquet;
     private final Broadcast<SerializableConfiguration> conf;
-    private final Map<Integer, IcebergDeletes.SplitDeletes> deletes;
+    private final Map<String, IcebergDeletes.SplitDeletes> deletes;  // by data file, as PartitionedFile encodes its path
     private final StructType innerSchema;  // what the Parquet reader gives: data columns read, then partition columns
     private final int rowIndexOrdinal;
     private final int[] output;
     private final DataType[] outputTypes;
 
     IcebergDeleteReaderFactory(PartitionReaderFactory parquet, Broadcast<SerializableConfiguration> conf,
-                               Map<Integer, IcebergDeletes.SplitDeletes> deletes, StructType innerDataSchema,
+                               Map<String, IcebergDeletes.SplitDeletes> deletes, StructType innerDataSchema,
                                int requestedDataColumns, StructType partitionSchema, int rowIndexOrdinal) {
         this.parquet = parquet;
         this.conf = conf;
@@ -57,29 +58,34 @@ final class IcebergDeleteReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-        IcebergDeletes.SplitDeletes split = deletes.get(((FilePartition) partition).index());
+        return FileChainReader.of(partition, this::open);
+    }
+
+    /** One split's rows with its deletes applied; Spark's Parquet reader reads it as a partition of its own. */
+    private PartitionReader<InternalRow> open(PartitionedFile file) {
+        IcebergDeletes.SplitDeletes split = deletes.get(file.urlEncodedPath());
         Configuration hadoop = conf.value().value();
         Set<Long> positions;
         List<Set<List<Object>>> keySets = new ArrayList<>();
         List<int[]> keyOrdinals = new ArrayList<>();
         try {
             positions = split == null ? Set.of() : IcebergDeletes.positions(split.files(), split.dataPath(), hadoop);
-            for (IcebergDeletes.DeleteFile file : split == null ? List.<IcebergDeletes.DeleteFile>of() : split.files()) {
-                if (file.positional()) {
+            for (IcebergDeletes.DeleteFile deleteFile : split == null ? List.<IcebergDeletes.DeleteFile>of() : split.files()) {
+                if (deleteFile.positional()) {
                     continue;
                 }
-                int[] ordinals = new int[file.columns().length];
+                int[] ordinals = new int[deleteFile.columns().length];
                 for (int i = 0; i < ordinals.length; i++) {
-                    ordinals[i] = innerSchema.fieldIndex(file.columns()[i]);
+                    ordinals[i] = innerSchema.fieldIndex(deleteFile.columns()[i]);
                 }
-                keySets.add(IcebergDeletes.keys(file, hadoop));
+                keySets.add(IcebergDeletes.keys(deleteFile, hadoop));
                 keyOrdinals.add(ordinals);
             }
         } catch (IOException e) {
-            throw new IllegalStateException("cannot read the delete files of " + (split == null ? "a split" : split.dataPath())
+            throw new IllegalStateException("cannot read the delete files of " + (split == null ? file.urlEncodedPath() : split.dataPath())
                     + ": " + e, e);
         }
-        PartitionReader<InternalRow> rows = parquet.createReader(partition);
+        PartitionReader<InternalRow> rows = parquet.createReader(new FilePartition(0, new PartitionedFile[] {file}));
         return new PartitionReader<>() {
             private final GenericInternalRow out = new GenericInternalRow(output.length);
 

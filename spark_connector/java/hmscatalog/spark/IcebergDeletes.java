@@ -11,6 +11,7 @@ import org.apache.parquet.schema.GroupType;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.PrimitiveType;
 import org.apache.parquet.schema.Type;
+import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
@@ -58,7 +59,7 @@ final class IcebergDeletes implements Serializable {
     }
 
     /**
-     * The delete files of every split (by its index in the plan), or a reason the JVM cannot apply them: a delete
+     * The delete files of every data file with some (by its path encoded as PartitionedFile encodes it), or a reason the JVM cannot apply them: a delete
      * file that is not Parquet, or an equality key that is not a top-level column of a supported type.
      */
     static Object plan(JsonNode splits, StructType dataSchema) {
@@ -68,9 +69,8 @@ final class IcebergDeletes implements Serializable {
                 byId.put((int) field.metadata().getLong("parquet.field.id"), field);
             }
         }
-        Map<Integer, SplitDeletes> deletes = new HashMap<>();
-        for (int index = 0; index < splits.size(); index++) {
-            JsonNode split = splits.get(index);
+        Map<String, SplitDeletes> deletes = new HashMap<>();
+        for (JsonNode split : splits) {
             List<DeleteFile> files = new ArrayList<>();
             for (JsonNode delete : split.path("delete_files")) {
                 String path = delete.path("path").asText();
@@ -93,7 +93,8 @@ final class IcebergDeletes implements Serializable {
                 files.add(new DeleteFile(path, positional, fieldIds, columns));
             }
             if (!files.isEmpty()) {
-                deletes.put(index, new SplitDeletes(split.path("path").asText(), files));
+                String dataPath = split.path("path").asText();
+                deletes.put(SparkPath.fromPathString(dataPath).urlEncoded(), new SplitDeletes(dataPath, files));
             }
         }
         return deletes;

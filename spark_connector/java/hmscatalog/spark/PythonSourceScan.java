@@ -48,6 +48,12 @@ final class PythonSourceScan implements Scan {
         Map<String, String> options = new HashMap<>();
         options.put("plan", plan.toString());
         options.put("columns", String.join(",", columns));
+        // splits packed into Spark partitions as this session packs its own files
+        org.apache.spark.sql.internal.SQLConf conf = spark.sessionState().conf();
+        options.put("maxPartitionBytes", Long.toString(conf.filesMaxPartitionBytes()));
+        options.put("openCostInBytes", Long.toString(conf.filesOpenCostInBytes()));
+        options.put("minPartitionNum", Integer.toString(conf.filesMinPartitionNum().isDefined()
+                ? (Integer) conf.filesMinPartitionNum().get() : spark.leafNodeDefaultParallelism()));
         CaseInsensitiveStringMap map = new CaseInsensitiveStringMap(options);
         TableProvider provider = found.get();
         StructType schema = provider.inferSchema(map);

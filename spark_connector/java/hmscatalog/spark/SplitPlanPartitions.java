@@ -7,15 +7,16 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
-import org.apache.spark.sql.connector.read.InputPartition;
-import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
@@ -23,30 +24,39 @@ import java.util.TreeSet;
 import scala.Option;
 
 /**
- * A split plan (the service's JSON) as Spark input partitions: one FilePartition per split, holding one
- * PartitionedFile with the split's byte range, file length, modification time, hosts and partition
- * values, so partitions == splits and the scheduler sees the split's hosts.
+ * A split plan (the service's JSON) as the splits Spark reads: each split one PartitionedFile with the
+ * split's byte range, file length, modification time, hosts and the partition values Spark's reader
+ * appends to its rows, and beside it the split's full partition row (every partition column, in the
+ * table's key order), on which partition filters are evaluated. Which splits go to one Spark task is
+ * decided later ({@link SplitPacking}), after the filters known at run time have dropped some.
  */
 final class SplitPlanPartitions {
-    private final InputPartition[] partitions;
+    /** One split of the plan: what the reader reads, and the partition it belongs to. */
+    record PlannedSplit(PartitionedFile file, InternalRow partitionRow, JsonNode json) {
+        long length() {
+            return file.length();
+        }
+    }
+
+    private final List<PlannedSplit> splits;
     private final String reader;
     private final long bytes;
 
     private final String pythonOnly;
 
-    private final Map<Integer, IcebergDeletes.SplitDeletes> deletes;
+    private final Map<String, IcebergDeletes.SplitDeletes> deletes;
 
-    private SplitPlanPartitions(InputPartition[] partitions, String reader, long bytes, String pythonOnly,
-                                Map<Integer, IcebergDeletes.SplitDeletes> deletes) {
-        this.partitions = partitions;
+    private SplitPlanPartitions(List<PlannedSplit> splits, String reader, long bytes, String pythonOnly,
+                                Map<String, IcebergDeletes.SplitDeletes> deletes) {
+        this.splits = splits;
         this.reader = reader;
         this.bytes = bytes;
         this.pythonOnly = pythonOnly;
         this.deletes = deletes;
     }
 
-    InputPartition[] partitions() {
-        return partitions;
+    List<PlannedSplit> splits() {
+        return splits;
     }
 
     /** parquet, orc, hive-serde, hive-json, spark-csv or spark-json: which reader factory reads every split. */
@@ -54,20 +64,25 @@ final class SplitPlanPartitions {
         return reader;
     }
 
+    /** The bytes of every split of the plan. */
     long bytes() {
         return bytes;
     }
 
-    static SplitPlanPartitions of(HmsTable table, JsonNode plan, StructType partitionSchema, String timeZone) {
-        JsonNode splits = plan.path("splits");
+    static SplitPlanPartitions of(HmsTable table, JsonNode plan, StructType readPartitionSchema, String timeZone) {
+        JsonNode splitNodes = plan.path("splits");
         TreeSet<String> formats = new TreeSet<>();
         String pythonOnly = null;
         boolean hasDeletes = false;
-        InputPartition[] partitions = new InputPartition[splits.size()];
+        List<PlannedSplit> splits = new ArrayList<>(splitNodes.size());
         long bytes = 0;
+        StructType partitionSchema = table.partitionSchema();
+        int[] readOrdinals = new int[readPartitionSchema.fields().length];
+        for (int i = 0; i < readOrdinals.length; i++) {
+            readOrdinals[i] = partitionSchema.fieldIndex(readPartitionSchema.fields()[i].name());
+        }
         scala.collection.immutable.Map<String, Object> noMetadata = scala.collection.immutable.Map$.MODULE$.empty();
-        for (int index = 0; index < splits.size(); index++) {
-            JsonNode split = splits.get(index);
+        for (JsonNode split : splitNodes) {
             String path = split.path("path").asText();
             hasDeletes |= split.path("delete_files").size() > 0;
             if (pythonOnly == null && split.path("log_files").size() > 0) {
@@ -81,37 +96,41 @@ final class SplitPlanPartitions {
             }
             long length = split.path("length").asLong();
             bytes += length;
-            PartitionedFile file = new PartitionedFile(
-                    partitionValues(split.path("partition_values"), partitionSchema, timeZone),
-                    SparkPath.fromPathString(path), split.path("start").asLong(), length, hosts,
-                    split.path("modification_time").asLong(0), split.path("file_length").asLong(), noMetadata);
-            partitions[index] = new FilePartition(index, new PartitionedFile[] {file});
+            InternalRow partitionRow = partitionValues(split.path("partition_values"), partitionSchema, timeZone);
+            GenericInternalRow readRow = new GenericInternalRow(readOrdinals.length);
+            for (int i = 0; i < readOrdinals.length; i++) {
+                DataType type = partitionSchema.fields()[readOrdinals[i]].dataType();
+                readRow.update(i, partitionRow.isNullAt(readOrdinals[i]) ? null : partitionRow.get(readOrdinals[i], type));
+            }
+            PartitionedFile file = new PartitionedFile(readRow, SparkPath.fromPathString(path), split.path("start").asLong(),
+                    length, hosts, split.path("modification_time").asLong(0), split.path("file_length").asLong(), noMetadata);
+            splits.add(new PlannedSplit(file, partitionRow, split));
         }
         if (pythonOnly == null && formats.contains("avro")) {
             // Spark's jars carry no Avro data source (spark-avro is a separate package): the Python source reads it
             pythonOnly = "its files are Avro, which no reader among Spark's jars reads";
         }
-        Map<Integer, IcebergDeletes.SplitDeletes> deletes = null;
+        Map<String, IcebergDeletes.SplitDeletes> deletes = null;
         if (pythonOnly == null && hasDeletes) {
             String reader = readerFor(table, formats);
-            Object planned = reader.equals("parquet") ? IcebergDeletes.plan(splits, table.dataSchema())
+            Object planned = reader.equals("parquet") ? IcebergDeletes.plan(splitNodes, table.dataSchema())
                     : "its " + reader + " data files have Iceberg delete files to apply";
             if (planned instanceof String why) {
                 pythonOnly = why;
             } else {
                 @SuppressWarnings("unchecked")
-                Map<Integer, IcebergDeletes.SplitDeletes> found = (Map<Integer, IcebergDeletes.SplitDeletes>) planned;
+                Map<String, IcebergDeletes.SplitDeletes> found = (Map<String, IcebergDeletes.SplitDeletes>) planned;
                 deletes = found;
             }
         }
         if (pythonOnly != null) {
-            return new SplitPlanPartitions(partitions, "python", bytes, pythonOnly, null);
+            return new SplitPlanPartitions(splits, "python", bytes, pythonOnly, null);
         }
-        return new SplitPlanPartitions(partitions, readerFor(table, formats), bytes, null, deletes);
+        return new SplitPlanPartitions(splits, readerFor(table, formats), bytes, null, deletes);
     }
 
-    /** The Iceberg delete files of each split with some (by split index), or null when there are none. */
-    Map<Integer, IcebergDeletes.SplitDeletes> deletes() {
+    /** The Iceberg delete files of each data file with some (by its path as the plan spells it), or null when none. */
+    Map<String, IcebergDeletes.SplitDeletes> deletes() {
         return deletes;
     }
 
