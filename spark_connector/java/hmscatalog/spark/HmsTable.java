@@ -110,7 +110,26 @@ final class HmsTable implements SupportsRead {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ);
+        return CAPABILITIES;
+    }
+
+    /**
+     * Batch reads, and where the running Spark has it (4.3), scan merging: Spark may then merge scalar
+     * subqueries that scan this table with the same filters into one scan of the columns they read together
+     * (TPC-DS q9 reads store_sales 5 times instead of 15), by building a scan of the union of columns.
+     */
+    private static final Set<TableCapability> CAPABILITIES = capabilities("BATCH_READ", "SCAN_MERGING");
+
+    private static Set<TableCapability> capabilities(String... names) {
+        Set<TableCapability> found = EnumSet.noneOf(TableCapability.class);
+        for (String name : names) {
+            try {
+                found.add(TableCapability.valueOf(name));
+            } catch (IllegalArgumentException e) {
+                // a Spark release without it
+            }
+        }
+        return found;
     }
 
     @Override
