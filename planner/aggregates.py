@@ -28,7 +28,7 @@ from planner.partition_values import typed_value
 
 __all__ = [
     "AggregateAnswer", "AggregateFunction", "AggregateRequest", "ColumnFacts", "FileFacts", "PartitionAnswer",
-    "answer", "refused", "FUNCTIONS",
+    "answer", "refused", "value_text", "FUNCTIONS",
 ]
 
 FUNCTIONS = ("count_star", "count", "min", "max")
@@ -111,15 +111,15 @@ def refused(reason: str) -> AggregateAnswer:
     return AggregateAnswer(False, reason)
 
 
-def _text(value: Any) -> str | None:
-    """An extreme in the text Spark casts back: ISO dates, ``true``/``false``, integers."""
+def value_text(value: Any) -> str | None:
+    """A value in the text Spark casts back to its type: ISO dates, ``true``/``false``, numbers (floats exactly)."""
     if value is None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime.date):
         return value.isoformat()
-    return str(value)
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _check(request: AggregateRequest, schema: TableSchema) -> None:
@@ -176,7 +176,7 @@ def _partition_column(function: str, rows: int, raw: str | None, kind: DataType 
         return rows if raw is not None else 0
     if raw is None or rows == 0:
         return None
-    return _text(typed_value(raw, kind))
+    return value_text(typed_value(raw, kind))
 
 
 def _data_column(function: str, name: str, kind: DataType | None, files: Sequence[FileFacts]) -> int | str | None:
@@ -197,7 +197,7 @@ def _data_column(function: str, name: str, kind: DataType | None, files: Sequenc
                 raise _Refused(f"a data file stores column {name} as another type ({type(candidate).__name__})")
             if best is None or (candidate < best if function == "min" else candidate > best):
                 best = candidate
-    return count if function == "count" else _text(best)
+    return count if function == "count" else value_text(best)
 
 
 def _same_kind(value: Any, kind: DataType | None) -> bool:

@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from planner.aggregates import ColumnFacts, FileFacts
+from planner.aggregates import ColumnFacts, FileFacts, value_text
 from planner.plan import PartitionField
 from planner.statistics import ColumnStatistics, PlanStatistics, partition_key
 
@@ -70,16 +70,6 @@ def file_facts(data_file: Any, schema: Any) -> FileFacts:
     return FileFacts(int(data_file.record_count), columns, frozenset(name for name, _, _ in _top_level(schema)))
 
 
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def iceberg_statistics(files: Sequence[tuple[tuple[tuple[str, str | None], ...], FileFacts, bool]]) -> PlanStatistics:
     """Statistics of the data files a plan reads, each with its partition values, its facts, and whether a
     delete file touches it (then its count is only an upper bound)."""
@@ -101,8 +91,8 @@ def iceberg_statistics(files: Sequence[tuple[tuple[tuple[str, str | None], ...],
         lows = [f.min for f in known if f.extremes_known and f.min is not None]
         highs = [f.max for f in known if f.extremes_known and f.max is not None]
         complete = all(f.extremes_known or not f.values for f in known)
-        columns[name] = ColumnStatistics(
-            null_count=nulls, min=_text(min(lows)) if complete and lows else None, max=_text(max(highs)) if complete and highs else None)
+        low, high = (min(lows), max(highs)) if complete and lows and highs else (None, None)
+        columns[name] = ColumnStatistics(null_count=nulls, min=value_text(low), max=value_text(high))
     return PlanStatistics(sum(partition_rows.values()), partition_rows, exact, columns, ("Iceberg manifests",))
 
 
