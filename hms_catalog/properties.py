@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from hms_catalog._property_values import property_as_bool, property_as_int, property_as_seconds
 from hms_catalog.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -138,8 +139,6 @@ MASK = "******"
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
-_DURATION = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|m|min|h)?$", re.IGNORECASE)
-_UNIT_SECONDS = {None: 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)
@@ -321,46 +320,6 @@ def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
             raise ConfigurationError(f"property '{METASTORE_URIS}': entry {position} '{part}' has port {port} out of range")
         uris.append(MetastoreUri(host=match.group("host").strip("[]"), port=port))
     return tuple(uris)
-
-
-def property_as_int(props: Mapping[str, str], key: str, default: int, *, minimum: int | None = None) -> int:
-    """The integer value of ``key`` or ``default``; the error names the key and the text given."""
-    text = props.get(key)
-    if text is None:
-        return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise ConfigurationError(f"property '{key}' must be an integer, got '{text}'") from None
-    if minimum is not None and value < minimum:
-        raise ConfigurationError(f"property '{key}' must be at least {minimum}, got {value}")
-    return value
-
-
-def property_as_seconds(props: Mapping[str, str], key: str, default: float, *, positive: bool = False) -> float:
-    """A duration in seconds; accepts a plain number of seconds or Hive's unit suffixes (``ms``, ``s``, ``m``, ``h``)."""
-    text = props.get(key)
-    if text is None:
-        return default
-    match = _DURATION.match(text.strip())
-    if match is None:
-        raise ConfigurationError(f"property '{key}' must be a duration such as '30', '30s' or '500ms', got '{text}'")
-    unit = match.group("unit")
-    seconds = float(match.group("number")) * _UNIT_SECONDS[unit.lower() if unit else None]
-    if positive and seconds <= 0:
-        raise ConfigurationError(f"property '{key}' must be greater than zero, got '{text}'")
-    return seconds
-
-
-def property_as_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
-    """``true``/``false`` (any case); anything else is an error naming the key."""
-    text = props.get(key)
-    if text is None:
-        return default
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise ConfigurationError(f"property '{key}' must be 'true' or 'false', got '{text}'")
 
 
 def is_secret_key(key: str) -> bool:

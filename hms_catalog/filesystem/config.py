@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hms_catalog._property_values import property_as_bool, property_as_int
 from hms_catalog.errors import ConfigurationError
-from hms_catalog.properties import property_as_bool, property_as_int
 
 __all__ = ["CATALOG_TYPE", "ROOT", "AUTO_PROMOTE", "SAMPLE_FILES", "SAMPLE_FILES_DEFAULT", "FilesystemConfig"]
 

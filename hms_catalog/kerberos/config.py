@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hms_catalog._property_values import property_as_bool
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.kerberos.keytab import KeytabFormatError, keytab_principals
-from hms_catalog.properties import property_as_bool
 
 __all__ = [
     "SASL_ENABLED",
