@@ -32,13 +32,12 @@ from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.execution import Session
+from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 
 DATABASE = "bench_fresh"
-PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+PARQUET = (STORAGE_FORMATS["PARQUET"].input_format, STORAGE_FORMATS["PARQUET"].output_format, STORAGE_FORMATS["PARQUET"].serde)
 PROBE_SECONDS = 0.02
 
 

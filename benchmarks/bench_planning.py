@@ -47,15 +47,14 @@ from _common import progress, save, timed
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.metastore.embedded import MetastoreAlreadyRunning
 from hms_catalog.properties import ClientConfig, parse_uris
 from planner import plan_table
 
 DB = "bench_plan"
-PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+PARQUET = (STORAGE_FORMATS["PARQUET"].input_format, STORAGE_FORMATS["PARQUET"].output_format, STORAGE_FORMATS["PARQUET"].serde)
 FIRST_DATE_SK = 2450816  # TPC-DS's first ss_sold_date_sk
 GOAL_SECONDS = 1.5
 BUILT = "bench_planning.built.json"

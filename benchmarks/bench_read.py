@@ -42,13 +42,12 @@ from _common import Service, progress, save, timed
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from planner import plan_table
 
-PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+PARQUET = (STORAGE_FORMATS["PARQUET"].input_format, STORAGE_FORMATS["PARQUET"].output_format, STORAGE_FORMATS["PARQUET"].serde)
 COLUMNS = [("id", "bigint"), ("amount", "double"), ("qty", "int"), ("code", "string"), ("price", "decimal(12,2)")]
 CATALOG = "bench"  # the local home's catalog, the service's catalog and the connector's Spark catalog
 TABLE = "bench_read.facts"

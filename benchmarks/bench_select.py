@@ -31,12 +31,11 @@ from _common import Service, progress, save, timed
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 
-PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+PARQUET = (STORAGE_FORMATS["PARQUET"].input_format, STORAGE_FORMATS["PARQUET"].output_format, STORAGE_FORMATS["PARQUET"].serde)
 DATABASE, TABLE = "bench_select", "sales"
 QUERY = (f"SELECT region, count(*) AS n, sum(amount) AS total FROM bench.{DATABASE}.{TABLE} "
          "WHERE amount > 10 GROUP BY region ORDER BY region")

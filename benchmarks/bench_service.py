@@ -42,15 +42,14 @@ from _common import Service, progress, save
 from hms_catalog import CatalogManager, CatalogStore
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.remote import CatalogServiceClient
 
 DATABASE = "bench_service"
 CATALOG = "bench"
-PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-           "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+PARQUET = (STORAGE_FORMATS["PARQUET"].input_format, STORAGE_FORMATS["PARQUET"].output_format, STORAGE_FORMATS["PARQUET"].serde)
 GOAL_LATENCY_RATIO = 0.2  # service latency / metastore latency, at most
 GOAL_THROUGHPUT_RATIO = 5.0  # service requests/s / metastore requests/s, at least
 _CALLS_METRIC = re.compile(r'^hms_catalog_metastore_calls_total\{catalog="(?P<catalog>[^"]*)",method="(?P<method>[^"]*)"\} (?P<n>\d+)$')

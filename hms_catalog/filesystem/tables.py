@@ -16,27 +16,18 @@ from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.filesystem.detect import TableLayout
 from hms_catalog.formats.detect import UNREADABLE_PARAMETER
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partition_name
+from hms_catalog.formats.storage import SPARK_SOURCE_STORAGE, STORAGE_FORMATS
 from hms_catalog.types import StructField, parse_hive_type, to_spark_schema
 
 __all__ = ["HIVE_FORMATS", "SPARK_PROVIDERS", "table_struct", "partition_struct"]
 
-HIVE_FORMATS = {
-    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
-    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
-            "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
-    "avro": ("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
-             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat", "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
-}
+HIVE_FORMATS = {name.lower(): (f.input_format, f.output_format, f.serde)
+                for name, f in STORAGE_FORMATS.items() if name in ("PARQUET", "ORC", "AVRO")}
 SPARK_PROVIDERS = ("csv", "json")
 _HUDI_INPUT = {"COPY_ON_WRITE": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
                "MERGE_ON_READ": "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
 _CSV_OPTIONS = {"delimiter": "sep", "header": "header", "quote": "quote", "escape": "escape"}
-# What Spark writes for a data source table's storage: it reads the provider, never these.
-_SPARK_STORAGE = ("org.apache.hadoop.mapred.SequenceFileInputFormat",
-                  "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat",
-                  "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe")
+_SPARK_STORAGE = (SPARK_SOURCE_STORAGE.input_format, SPARK_SOURCE_STORAGE.output_format, SPARK_SOURCE_STORAGE.serde)
 
 
 def table_struct(database: str, table: str, location: str, layout: TableLayout, *,

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TypedDict
 
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.formats.storage import STORAGE_FORMATS
 
 __all__ = ["TableFormat", "TableKind", "TextFormat", "Detection", "detect", "HUDI_INPUT_FORMATS", "UNREADABLE_PARAMETER"]
 
@@ -44,11 +45,11 @@ HUDI_MOR_INPUT_FORMATS = frozenset(
 )
 HUDI_INPUT_FORMATS = HUDI_COW_INPUT_FORMATS | HUDI_MOR_INPUT_FORMATS
 
-_PARQUET_INPUTS = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat", "parquet.hive.DeprecatedParquetInputFormat",
+_PARQUET_INPUTS = (STORAGE_FORMATS["PARQUET"].input_format, "parquet.hive.DeprecatedParquetInputFormat",
                    "parquet.hive.MapredParquetInputFormat")
-_ORC_INPUT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
-_AVRO_INPUT = "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat"
-_TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
+_ORC_INPUT = STORAGE_FORMATS["ORC"].input_format
+_AVRO_INPUT = STORAGE_FORMATS["AVRO"].input_format
+_TEXT_INPUT = STORAGE_FORMATS["TEXTFILE"].input_format
 _LAZY_SIMPLE = ("org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", "org.apache.hadoop.hive.serde2.MetadataTypedColumnsetSerDe")
 _OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
 _JSON_SERDES = ("org.apache.hive.hcatalog.data.JsonSerDe", "org.apache.hadoop.hive.serde2.JsonSerDe", "org.openx.data.jsonserde.JsonSerDe")
