@@ -61,11 +61,13 @@ class PlanStatistics:
     exact_rows: Mapping[str, int] = field(default_factory=dict)
     columns: Mapping[str, ColumnStatistics] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    table_bytes: int | None = None  # the table's own size statistic (Spark's, else Hive's totalSize), when positive
 
     def to_json(self) -> dict[str, Any]:
         return {
             "row_count": self.row_count, "partition_rows": dict(self.partition_rows), "exact_rows": dict(self.exact_rows),
             "columns": {name: stats.to_json() for name, stats in self.columns.items()}, "sources": list(self.sources),
+            "table_bytes": self.table_bytes,
         }
 
     @classmethod
@@ -74,7 +76,7 @@ class PlanStatistics:
             row_count=data.get("row_count"), partition_rows=dict(data.get("partition_rows", {})),
             exact_rows=dict(data.get("exact_rows", {})),
             columns={name: ColumnStatistics(**stats) for name, stats in data.get("columns", {}).items()},
-            sources=tuple(data.get("sources", ())),
+            sources=tuple(data.get("sources", ())), table_bytes=data.get("table_bytes"),
         )
 
 
@@ -289,4 +291,7 @@ def hive_statistics(client: MetastoreCalls, table: ttypes.Table, partitions: Seq
             sources.append("Hive column statistics")
         except HmsCatalogError:
             sources.append("Hive column statistics unavailable")
-    return PlanStatistics(row_count, partition_rows, exact_rows, columns, tuple(sources))
+    table_parameters = table.parameters or {}
+    table_bytes = _int(table_parameters, _SPARK_PREFIX + "totalSize") or _int(table_parameters, "totalSize")
+    return PlanStatistics(row_count, partition_rows, exact_rows, columns, tuple(sources),
+                          table_bytes if table_bytes is not None and table_bytes > 0 else None)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import urllib.request
 from typing import Any
 
 import pytest
 
-from tests.spark_connector.conftest import registered
+from tests.spark_connector.conftest import CATALOG, registered
 from tests.support.service import Server
 
 
@@ -85,3 +86,33 @@ def test_a_wrong_token_is_named(spark: Any, connector_service: Server, written: 
     with registered(spark, connector_service, "badtoken", token="not-the-token-at-all"):
         with pytest.raises(Exception, match="refused the token"):
             spark.sql(f"SHOW TABLES IN badtoken.{written}").collect()
+
+
+def _plans_served(service: Server) -> int:
+    """How many plans the service has answered (its /metrics counter of the plan route)."""
+    with urllib.request.urlopen(urllib.request.Request(f"{service.url}/metrics",
+                                                       headers={"Authorization": f"Bearer {service.token}"})) as answer:
+        text = answer.read().decode()
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+               if line.startswith("hms_catalog_requests_total") and "/plan" in line and 'status="200"' in line)
+
+
+def test_plans_are_kept_by_the_driver_until_the_table_changes(spark: Any, connected: str, written: str,
+                                                              connector_service: Server) -> None:
+    spark.sql(f"CREATE TABLE {written}.kept (id INT) PARTITIONED BY (p INT) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {written}.kept PARTITION (p=1) VALUES (1)")
+    query = f"SELECT p, count(*) FROM {connected}.{written}.kept t1 JOIN {connected}.{written}.kept t2 USING (p, id) GROUP BY p"
+    before = _plans_served(connector_service)
+    assert spark.sql(query).collect() == [(1, 1)]
+    assert spark.sql(query).collect() == [(1, 1)]
+    assert _plans_served(connector_service) - before == 1  # two scans, two queries: one plan
+    spark.sql(f"INSERT INTO {written}.kept PARTITION (p=2) VALUES (2)")
+    client = connector_service.client()
+    try:
+        client.refresh(CATALOG, written, "kept")  # the change feed tells the driver
+    finally:
+        client.close()
+    deadline = time.monotonic() + 30
+    while sorted(spark.sql(query).collect()) != [(1, 1), (2, 1)]:
+        assert time.monotonic() < deadline, "the driver kept a plan after its table changed"
+        time.sleep(0.2)

@@ -118,7 +118,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     synchronized SplitPlanPartitions plan() {
         if (plan == null) {
             if (planJson == null) {
-                planJson = table.client().post(table.planPath(), planRequest);
+                planJson = table.plan(planRequest);
             }
             String timeZone = SQLConf.get().sessionLocalTimeZone();
             plan = SplitPlanPartitions.of(table, planJson, readPartitionSchema, timeZone);
@@ -239,7 +239,9 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     @Override
     public Statistics estimateStatistics() {
         SplitPlanPartitions planned = plan();
-        return ScanStatistics.of(table, planJson, planned.bytes(), kept, readSchema(), SQLConf.get().sessionLocalTimeZone());
+        boolean partitionFiltered = !partitionPredicates.isEmpty() || planRequest.hasNonNull("where");
+        return ScanStatistics.of(table, planJson, planned.bytes(), kept, readSchema(), SQLConf.get().sessionLocalTimeZone(),
+                partitionFiltered);
     }
 
     // Runtime filtering -------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ final class HmsScanBuilder implements ScanBuilder, SupportsPushDownV2Filters, Su
         }
         ObjectNode body = planRequest();
         body.set("aggregate", request);
-        prefetched = table.client().post(table.planPath(), body);
+        prefetched = table.plan(body);
         JsonNode answer = prefetched.path("aggregate");
         if (!answer.path("answered").asBoolean(false)) {
             return false;

@@ -152,7 +152,7 @@ public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
             }
             throw e;
         }
-        return new HmsTable(name, client, catalogPath(), view);
+        return new HmsTable(name, client, cache, catalogPath(), view);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package hmscatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
@@ -27,6 +28,7 @@ import java.util.Set;
 final class HmsTable implements SupportsRead {
     private final String sparkCatalog;
     private final ServiceClient client;
+    private final TableCache cache;
     private final String catalogPath;
     private final JsonNode view;
     private final StructType schema;
@@ -34,9 +36,10 @@ final class HmsTable implements SupportsRead {
     private final StructType partitionSchema;
     private final Set<String> partitionKeys;  // lower-cased
 
-    HmsTable(String sparkCatalog, ServiceClient client, String catalogPath, JsonNode view) {
+    HmsTable(String sparkCatalog, ServiceClient client, TableCache cache, String catalogPath, JsonNode view) {
         this.sparkCatalog = sparkCatalog;
         this.client = client;
+        this.cache = cache;
         this.catalogPath = catalogPath;
         this.view = view;
         JsonNode sparkSchema = view.path("spark_schema");
@@ -147,6 +150,11 @@ final class HmsTable implements SupportsRead {
 
     ServiceClient client() {
         return client;
+    }
+
+    /** The service's split plan for {@code request}, kept by the catalog's cache until the table changes. */
+    JsonNode plan(ObjectNode request) {
+        return cache.plan(view.path("database").asText(), view.path("name").asText(), planPath(), request);
     }
 
     String planPath() {

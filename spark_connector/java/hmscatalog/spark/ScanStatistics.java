@@ -32,11 +32,14 @@ import scala.math.Ordering;
  * A scan's statistics for Spark's optimizer, from what the service's plan says of the table and what is
  * left of the plan after the partition filters.
  *
- * Sizes are measured as Spark measures its own file tables: the bytes of the files left, times
+ * Sizes are measured as Spark measures its own Hive tables: the bytes of the files left, times
  * {@code spark.sql.sources.fileCompressionFactor}, scaled by the width of the columns read over the width
  * of all of them (each row counted with Spark's 8 bytes of overhead), which is what Spark's size-only
- * estimate of a projection of its own table gives. So a dimension table is broadcast, and a fact table
- * is not, where Spark would decide the same for its own tables. Row counts and column statistics come
+ * estimate of a projection of its own table gives. A partitioned Hive table read with no partition filter
+ * is, for Spark, the size its table statistics give, or {@code spark.sql.defaultSizeInBytes} when it has
+ * none (Spark lists no files to size it): so it is here too. So a dimension table is broadcast, a fact
+ * table is not, and the runtime filters Spark injects by size (bloom filters on large probe sides) are
+ * injected, where Spark would decide the same for its own tables. Row counts and column statistics come
  * from the metastore or Iceberg when the plan has them (Spark's own {@code ANALYZE} results first):
  * the rows of the partitions left when every one of them is known, else the table's count scaled by the
  * bytes left; nothing when nothing is known, as Spark reports nothing for a table it never analysed.
@@ -69,7 +72,7 @@ final class ScanStatistics implements Statistics {
 
     /** The statistics of reading {@code readSchema} from the splits {@code kept} of {@code plan}. */
     static ScanStatistics of(HmsTable table, JsonNode plan, long plannedBytes, List<SplitPlanPartitions.PlannedSplit> kept,
-                             StructType readSchema, String timeZone) {
+                             StructType readSchema, String timeZone, boolean partitionFiltered) {
         JsonNode statistics = plan.path("statistics");
         long keptBytes = 0;
         Set<String> partitions = new HashSet<>();
@@ -80,7 +83,13 @@ final class ScanStatistics implements Statistics {
         double factor = SQLConf.get().fileCompressionFactor();
         long fullWidth = 8 + table.dataSchema().defaultSize() + table.partitionSchema().defaultSize();
         long readWidth = 8 + readSchema.defaultSize();
-        long size = Math.max(1L, (long) (keptBytes * factor * readWidth / (double) fullWidth));
+        double measured = keptBytes * factor;
+        if (!table.isIceberg() && table.partitionSchema().fields().length > 0 && !partitionFiltered) {
+            JsonNode tableBytes = statistics.path("table_bytes");
+            measured = tableBytes.canConvertToLong() && tableBytes.asLong() > 0 ? tableBytes.asLong()
+                    : SQLConf.get().defaultSizeInBytes();
+        }
+        long size = Math.max(1L, (long) (measured * readWidth / (double) fullWidth));
         OptionalLong rows = rows(statistics, partitions, keptBytes, plannedBytes);
         Map<NamedReference, ColumnStatistics> columns = new HashMap<>();
         JsonNode columnNodes = statistics.path("columns");

@@ -1,27 +1,37 @@
 package hmscatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The driver's cache of table views of one service catalog, kept fresh by the service's change feed.
+ * The driver's cache of table views and split plans of one service catalog, kept fresh by the service's
+ * change feed.
  *
  * A daemon thread long-polls {@code /changes?since=N&wait=...}; every change drops the entries it
  * concerns (a table, a database, or all of them when the feed was truncated or the catalog itself
  * changed). The position is taken before the first load, so no change between a load and the first poll
  * is missed. A TTL bounds staleness when following is off or the service cannot be reached.
+ *
+ * Plans are kept by table and request (the WHERE, statistics, aggregates asked): the service makes them
+ * from its own caches, which change only with the changes the feed reports (a REFRESH, a metastore event)
+ * or with their TTLs, so a plan kept here until the feed says its table changed is the plan the service
+ * would make again, and a query that scans a fact table several times (or a dashboard that runs it every
+ * minute) asks the service once. At most {@link #MAX_PLANS} plans are kept, the oldest dropped first.
  */
 final class TableCache {
     private static final int WAIT_SECONDS = 25;
+    static final int MAX_PLANS = 64;
 
     private final ServiceClient client;
     private final String catalog;
     private final long ttlMillis;
     private final boolean follow;
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Entry> plans = new ConcurrentHashMap<>();
     private volatile Thread follower;
     private volatile long position = -1;
 
@@ -57,8 +67,28 @@ final class TableCache {
         return view;
     }
 
+    /** The service's plan of a table for {@code request} (posted to {@code path}), kept as the class says. */
+    JsonNode plan(String database, String table, String path, ObjectNode request) {
+        startFollowing();
+        String key = key(database, table) + "\n" + request.toString();
+        Entry entry = plans.get(key);
+        long now = System.currentTimeMillis();
+        if (entry != null && now - entry.loadedAt < ttlMillis) {
+            return entry.view;
+        }
+        JsonNode plan = client.post(path, request);
+        if (plans.size() >= MAX_PLANS) {
+            plans.entrySet().stream().min((a, b) -> Long.compare(a.getValue().loadedAt, b.getValue().loadedAt))
+                    .ifPresent(oldest -> plans.remove(oldest.getKey(), oldest.getValue()));
+        }
+        plans.put(key, new Entry(plan, now));
+        return plan;
+    }
+
     void invalidate(String database, String table) {
-        entries.remove(key(database, table));
+        String key = key(database, table);
+        entries.remove(key);
+        plans.keySet().removeIf(planKey -> planKey.startsWith(key + "\n"));
     }
 
     private synchronized void startFollowing() {
@@ -79,6 +109,7 @@ final class TableCache {
                         Duration.ofSeconds(WAIT_SECONDS + 30));
                 if (answer.path("truncated").asBoolean(false)) {
                     entries.clear();
+                    plans.clear();
                 }
                 for (JsonNode change : answer.path("changes")) {
                     apply(change.path("object").asText(""));
@@ -99,14 +130,17 @@ final class TableCache {
         String[] parts = object.split(" ", 3);
         if (parts.length < 2) {
             entries.clear();  // the catalog or its list of databases: anything may have changed
+            plans.clear();
             return;
         }
         String name = parts[1].toLowerCase(Locale.ROOT);
         if (name.contains(".")) {
             entries.remove(name);
+            plans.keySet().removeIf(key -> key.startsWith(name + "\n"));
         } else {
             String prefix = name + ".";
             entries.keySet().removeIf(key -> key.startsWith(prefix));
+            plans.keySet().removeIf(key -> key.startsWith(prefix));
         }
     }
 }
