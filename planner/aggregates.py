@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from hms_catalog.errors import ConfigurationError
+from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import TableSchema
 from hms_catalog.types import DataType
 from hms_catalog.types.tree import BigIntType, BooleanType, DateType, IntType, SmallIntType, TinyIntType
-from planner.partition_values import typed_value
 
 __all__ = [
     "AggregateAnswer", "AggregateFunction", "AggregateRequest", "ColumnFacts", "FileFacts", "PartitionAnswer",

@@ -45,7 +45,7 @@ def partition_values_of(path: str, fields: list[str], hive_style: bool) -> tuple
 def _prunable(values: tuple[tuple[str, str | None], ...], types: dict[str, Any]) -> bool:
     """Whether the path's values can be judged: all present and readable in their column types (a key
     generator's formatted values may not be), else the slice is kept."""
-    from planner.partition_values import typed_value
+    from hms_catalog.formats.partition_values import typed_value
 
     return all(v is not None and typed_value(v, types.get(k.lower())) is not None for k, v in values)
 

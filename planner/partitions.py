@@ -31,8 +31,8 @@ from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.partition_specs import PLANNING_FIELDS
 from hms_catalog.errors import MetastoreError, MetastoreUnavailableError, PlanningError
+from hms_catalog.formats.partition_values import DEFAULT_PARTITION, make_partition_name, parse_partition_name
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
-from planner.partition_values import DEFAULT_PARTITION, make_partition_name, parse_partition_name
 from planner.predicates import STRING, MetastoreFilter, PartitionPredicate, keys_in_order
 
 __all__ = ["SelectedPartition", "PartitionSelection", "select_partitions", "PARTITION_BATCH_SIZE"]

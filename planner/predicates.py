@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from hms_catalog.formats.partition_values import is_string_type, typed_value
 from hms_catalog.sql.expressions import (
     And,
     ColumnRef,
@@ -27,7 +28,6 @@ from hms_catalog.sql.expressions import (
     conjuncts,
 )
 from hms_catalog.types import BigIntType, DataType, DateType, IntType, SmallIntType, StringType, TinyIntType
-from planner.partition_values import is_string_type, typed_value
 
 __all__ = ["PartitionPredicate", "Outcomes", "MetastoreFilter", "filter_kind", "STRING", "INTEGRAL", "DATE"]
 

@@ -23,7 +23,7 @@ from hms_catalog.client.batches import in_batches
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import HmsCatalogError
-from planner.partition_values import make_partition_name
+from hms_catalog.formats.partition_values import make_partition_name
 
 __all__ = [
     "ColumnStatistics", "PartitionFacts", "PlanStatistics", "hive_statistics", "partition_key", "merge_columns",

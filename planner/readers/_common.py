@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 
 from hms_catalog.errors import PlanningError
 from hms_catalog.formats._paths import resolve
+from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import Column
-from planner.partition_values import typed_value
 from planner.plan import Split
 
 if TYPE_CHECKING:

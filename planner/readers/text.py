@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.detect import TextFormat
+from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import Column
 from hms_catalog.types import (
     ArrayType,
@@ -40,7 +41,6 @@ from hms_catalog.types import (
     TimestampNtzType,
     TimestampType,
 )
-from planner.partition_values import typed_value
 from planner.plan import Split
 from planner.readers._common import open_split_file, rows_only, shape_batch
 
@@ -195,7 +195,7 @@ def _decimal(text: str, kind: DecimalType) -> Decimal | None:
 
 
 def _is_text(kind: DataType) -> bool:
-    from planner.partition_values import is_string_type
+    from hms_catalog.formats.partition_values import is_string_type
 
     return is_string_type(kind)
 
