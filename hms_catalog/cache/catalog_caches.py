@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from hms_catalog.cache.filter_refusals import FilterRefusals
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
+from hms_catalog.cache.self_events import SelfEvents
 from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
@@ -97,6 +98,7 @@ class CatalogCaches:
     lower-case. Every cache but the blocks groups its keys by ``(db, table)`` so that a table's entries
     are found without scanning, and all share one :class:`CatalogVersions`. ``filter_refusals`` remembers
     the kinds of partition filter the metastore refused per table; it is forgotten with the table.
+    ``self_events`` the metastore events this catalog's own DDLs will cause, which the follower skips.
     """
 
     names: MetadataCache[tuple[str, ...], tuple[str, ...]]
@@ -108,6 +110,7 @@ class CatalogCaches:
     footers: MetadataCache[tuple[str, int, int], Any]
     versions: CatalogVersions = field(default_factory=CatalogVersions)
     filter_refusals: FilterRefusals = field(default_factory=FilterRefusals)
+    self_events: SelfEvents = field(default_factory=SelfEvents)
 
     @classmethod
     def from_config(cls, config: CacheConfig, versions: CatalogVersions | None = None) -> CatalogCaches:

@@ -95,6 +95,8 @@ class ChangeSource(str, Enum):
     EVENT = "event"
     REFRESH = "refresh"
     LOAD = "load"
+    DDL = "ddl"
+    WRITE = "write"
 
 
 class Change(NamedTuple):

@@ -29,7 +29,8 @@ from hms_catalog.client.metrics import MetricsSnapshot
 from hms_catalog.client.partition_specs import partitions_of, partitions_request
 from hms_catalog.client.pool import HmsClientPool
 from hms_catalog.client.versions import CallForm
-from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
+from hms_catalog.client.writes import MetastoreWriteCalls
+from hms_catalog.errors import MetastoreError, NotFoundError
 
 __all__ = ["MetastoreClient"]
 
@@ -40,7 +41,7 @@ _CATALOG_SEPARATOR = "#"
 _STATISTICS_ENGINE = "hive"
 
 
-class MetastoreClient:
+class MetastoreClient(MetastoreWriteCalls):
     """The metastore calls the catalog model makes."""
 
     def __init__(self, pool: HmsClientPool) -> None:
@@ -144,28 +145,6 @@ class MetastoreClient:
             return ()
         request = partitions_request(database, table, self.metastore_catalog, fields, names=names, expression=expression)
         return (CallForm("get_partitions_with_specs", (request,), partitions_of),)
-
-    # --- writes: only CREATE TABLE ... LIKE PATH registers tables --------------------------------------
-
-    def create_table(self, table: ttypes.Table) -> None:
-        """Register ``table``; AlreadyExistsError when its name is taken, NotFoundError without its database."""
-        name = f"{table.dbName}.{table.tableName}"
-        try:
-            self._call("create_table", table, missing=("database", table.dbName))
-        except MetastoreError as error:
-            if isinstance(error.__cause__, ttypes.AlreadyExistsException):
-                raise AlreadyExistsError("table", name) from error
-            if isinstance(error.__cause__, ttypes.InvalidObjectException) and "database" in str(error).lower():
-                raise NotFoundError("database", table.dbName, str(error.__cause__.message or "")) from error
-            raise
-
-    def add_partitions(self, partitions: list[ttypes.Partition]) -> int:
-        """Register ``partitions`` of one table in one call; how many were added."""
-        return int(self._call("add_partitions", partitions))
-
-    def drop_table(self, database: str, table: str) -> None:
-        """Unregister ``database.table``, leaving its files (its data is never deleted)."""
-        self._call("drop_table", self._db(database), table, False, missing=("table", f"{database}.{table}"))
 
     def get_current_notification_event_id(self) -> int:
         """The id of the newest event in the metastore's notification log."""

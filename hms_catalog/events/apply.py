@@ -108,16 +108,21 @@ class EventApplier:
     on_database: Callable[[str], None] = lambda name: None
 
     def apply(self, event: MetastoreEvent) -> bool:
-        """Log and apply one event; False when the event is of a kind the catalog caches nothing for."""
+        """Log and apply one event; False when the event is of a kind the catalog caches nothing for. An event
+        of one of this catalog's own DDLs is neither: the DDL applied and logged it already."""
         handler = getattr(self, "_" + event.event_type.lower(), None)
         if handler is None:
             return False
+        if self.caches.self_events.consume(event.event_type, event.database, event.table or ""):
+            return True
         self.log(event)
         handler(event)
         return True
 
     def log(self, event: MetastoreEvent) -> None:
         """Only log what ``event`` changed (for an event a later one of its batch made pointless to apply)."""
+        if self.caches.self_events.consume(event.event_type, event.database, event.table or ""):
+            return
         for kind, obj in changes_of(event):
             self.caches.versions.record(kind, obj, ChangeSource.EVENT)
 

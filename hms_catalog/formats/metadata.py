@@ -36,6 +36,7 @@ class TableMetadata:
     def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> None:
         self.table = table
         self.detection = detection
+        self.io_properties = io_properties
         self.loaded_at = time.time()
         self._schema: Lazy[TableSchema] = Lazy(lambda: _LOADERS[detection.format](table, detection, io_properties))
 

@@ -6,6 +6,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from hms_catalog._lazy import Lazy
+from hms_catalog._locks import TableLocks
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.catalog_caches import DATABASE_NAMES_KEY
 from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource
@@ -51,6 +52,7 @@ class ExternalCatalog:
             applier = EventApplier(self.caches, on_database=self._forget_database)
             self.follower = EventFollower(definition.name, client, applier, config.events, self._invalidate_all)
         self._following = Lazy(self._start_following)
+        self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
 
     @property
     def name(self) -> str:
@@ -112,6 +114,10 @@ class ExternalCatalog:
     def _forget_database(self, name: str) -> None:
         with self._lock:
             self._databases.pop(name, None)
+
+    def forget_database(self, name: str) -> None:
+        """Drop the handle of ``name`` (its definition with it): a DDL changed or dropped the database."""
+        self._forget_database(name.lower())
 
     def _load_database_names(self) -> tuple[str, ...]:
         return tuple(sorted(name.lower() for name in self.client.get_all_databases()))

@@ -1,0 +1,95 @@
+"""What every DDL operation runs in: the catalog, its metastore's write calls, per-table locks, and the
+bookkeeping that makes a DDL a catalog event.
+
+A DDL's shape (Impala's catalogd is the model): take the locks of the objects it changes; say which
+metastore events it will cause (the follower skips them); make the metastore calls; then, in ``finally``
+whether they succeeded or not, drop what the caches hold of those objects (a write that failed halfway
+may still have changed something, as Trino's caching metastore assumes); on success record the change in
+the version log with source ``ddl`` and tell the other processes of this home. The statement's answer
+carries the version after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from hms_catalog._locks import TableLocks
+from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.client.writes import MetastoreWrites
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.model import ExternalCatalog
+
+__all__ = ["DdlContext", "DdlOutcome", "Announce", "writes_of"]
+
+Announce = Callable[[str | None, str | None], None]  # (database, table) changed: tell the other processes
+
+
+@dataclass(frozen=True)
+class DdlOutcome:
+    """What a DDL did, in words, and the catalog's version after it."""
+
+    message: str
+    version: int
+    changes: tuple[str, ...] = ()
+
+
+def writes_of(catalog: ExternalCatalog) -> MetastoreWrites:
+    """The catalog's write calls, or an error saying why it has none (a filesystem catalog)."""
+    client = catalog.client
+    if not isinstance(client, MetastoreWrites):
+        raise ConfigurationError(
+            f"catalog '{catalog.name}' serves folders, not a metastore: DDL changes metastores (use ALTER TABLE ... "
+            "PROMOTE | SET FORMAT | REFRESH METADATA here, or CREATE TABLE ... LIKE PATH in an hms catalog)")
+    return client
+
+
+@dataclass
+class DdlContext:
+    catalog: ExternalCatalog
+    announce: Announce = lambda database, table: None
+
+    @property
+    def locks(self) -> TableLocks:
+        return self.catalog.ddl_locks
+
+    @property
+    def client(self) -> MetastoreWrites:
+        return writes_of(self.catalog)
+
+    @contextlib.contextmanager
+    def changing(self, objects: Sequence[tuple[str, str]], *, events: Sequence[tuple[str, str, str, int]] = (),
+                 invalidate: Callable[[], None] | None = None) -> Iterator[list[tuple[ChangeKind, CatalogObject]]]:
+        """Lock ``objects``, expect ``events`` (type, database, table, count), run the block, drop caches in
+        ``finally``, and on success record the changes the block appended to the yielded list."""
+        caches = self.catalog.caches
+        with self.locks.hold(*objects):
+            expected = [caches.self_events.expect(*event) for event in events]
+            changes: list[tuple[ChangeKind, CatalogObject]] = []
+            succeeded = False
+            try:
+                yield changes
+                succeeded = True
+            finally:
+                if invalidate is not None:
+                    invalidate()
+                else:
+                    for database, table in objects:
+                        if table:
+                            caches.invalidate_table(database, table)
+                            caches.invalidate_table_names(database)
+                        else:
+                            caches.invalidate_database(database)
+                            caches.invalidate_table_names(None)
+                            self.catalog.forget_database(database)
+                if not succeeded:
+                    for expectation in expected:
+                        caches.self_events.withdraw(expectation)
+            for kind, obj in changes:
+                caches.versions.record(kind, obj, ChangeSource.DDL)
+            for database, table in objects:
+                self.announce(database, table or None)
+
+    def outcome(self, message: str, changes: Sequence[tuple[ChangeKind, CatalogObject]] = ()) -> DdlOutcome:
+        return DdlOutcome(message, self.catalog.versions.current, tuple(f"{kind.value} {obj}" for kind, obj in changes))

@@ -1,0 +1,62 @@
+"""CREATE, ALTER and DROP DATABASE as catalog events."""
+
+from __future__ import annotations
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind
+from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.locations import check_location
+from hms_catalog.ddl.specs import DatabaseSpec, Pairs
+from hms_catalog.ddl.structs import database_struct
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError
+
+__all__ = ["create_database", "alter_database", "drop_database"]
+
+
+def create_database(ctx: DdlContext, spec: DatabaseSpec) -> DdlOutcome:
+    name = spec.name.lower()
+    if spec.location is not None:
+        check_location(spec.location, f"database '{name}'")
+    with ctx.changing([(name, "")], events=[("CREATE_DATABASE", name, "", 1)]) as changes:
+        try:
+            ctx.client.create_database(database_struct(spec))
+        except AlreadyExistsError:
+            if not spec.if_not_exists:
+                raise
+            return ctx.outcome(f"database '{ctx.catalog.name}.{name}' already exists; nothing changed")
+        changes.append((ChangeKind.ADDED, CatalogObject.for_database(name)))
+    return ctx.outcome(f"database '{ctx.catalog.name}.{name}' created", changes)
+
+
+def alter_database(ctx: DdlContext, name: str, properties: Pairs) -> DdlOutcome:
+    name = name.lower()
+    with ctx.changing([(name, "")], events=[("ALTER_DATABASE", name, "", 1)]) as changes:
+        current = ctx.catalog.client.get_database(name)
+        current.parameters = {**(current.parameters or {}), **dict(properties)}
+        ctx.client.alter_database(name, current)
+        changes.append((ChangeKind.CHANGED, CatalogObject.for_database(name)))
+    keys = ", ".join(key for key, _ in properties)
+    return ctx.outcome(f"database '{ctx.catalog.name}.{name}' properties set: {keys}", changes)
+
+
+def drop_database(ctx: DdlContext, name: str, *, if_exists: bool = False, cascade: bool = False) -> DdlOutcome:
+    """RESTRICT (the default) refuses a database that has tables, naming them; CASCADE drops them too, and
+    the files of managed ones, as Hive does."""
+    name = name.lower()
+    try:
+        ctx.catalog.client.get_database(name)
+    except NotFoundError:
+        if if_exists:
+            return ctx.outcome(f"database '{ctx.catalog.name}.{name}' does not exist; nothing changed")
+        raise
+    tables = sorted(ctx.catalog.client.get_all_tables(name))
+    if tables and not cascade:
+        shown = ", ".join(tables[:10]) + (f" and {len(tables) - 10} more" if len(tables) > 10 else "")
+        raise ConfigurationError(f"database '{ctx.catalog.name}.{name}' is not empty: it has {len(tables)} table(s) "
+                                 f"({shown}); drop them first or use DROP DATABASE ... CASCADE")
+    events = [("DROP_TABLE", name, table, 1) for table in tables] + [("DROP_DATABASE", name, "", 1)]
+    with ctx.changing([(name, "")], events=events) as changes:
+        ctx.client.drop_database(name, delete_data=True, cascade=cascade)
+        changes.append((ChangeKind.DROPPED, CatalogObject.for_database(name)))
+    if tables:
+        return ctx.outcome(f"database '{ctx.catalog.name}.{name}' dropped with its {len(tables)} table(s)", changes)
+    return ctx.outcome(f"database '{ctx.catalog.name}.{name}' dropped", changes)

@@ -1,0 +1,172 @@
+"""ADD, DROP and RECOVER PARTITIONS as catalog events, in batches, whole or not at all.
+
+Partitions are added with ``add_partitions_req`` in batches of :data:`BATCH` (one call per batch, one
+metastore event each); if a later batch fails, the partitions the statement added before it are dropped
+again, so the table is left as it was. Dropping takes every partition a (possibly partial) spec matches,
+by name, in batches; a managed table's partition files go with it, an external one's stay. RECOVER
+PARTITIONS (``MSCK REPAIR TABLE``) lists the table's folders once and adds the ``k=v`` folders the
+metastore lacks; with SYNC it also drops the partitions whose folder is gone.
+"""
+
+from __future__ import annotations
+
+import pyarrow.fs as pafs
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.locations import check_location
+from hms_catalog.ddl.partition_values import normalized_values
+from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues, RecoverPartitions
+from hms_catalog.ddl.structs import partition_struct
+from hms_catalog.ddl.tables import changeable_table
+from hms_catalog.errors import ConfigurationError, NotFoundError
+from hms_catalog.formats._paths import is_hidden, resolve
+from hms_catalog.formats.detect import TableFormat, detect
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+
+__all__ = ["add_partitions", "drop_partitions", "recover_partitions", "BATCH"]
+
+BATCH = 1000
+
+
+def _partitioned(ctx: DdlContext, database: str, name: str, action: str) -> ttypes.Table:
+    struct = changeable_table(ctx, database, name, action)
+    if detect(struct).format is TableFormat.ICEBERG:
+        raise ConfigurationError(f"{database}.{name} is an Iceberg table: its partitions are Iceberg's own, "
+                                 f"made by its writes, not by {action}")
+    if not struct.partitionKeys:
+        raise ConfigurationError(f"table '{ctx.catalog.name}.{database}.{name}' is not partitioned")
+    return struct
+
+
+def _add(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partition], *, if_not_exists: bool) -> int:
+    """Add in batches; on a failure drop what this call added, then raise."""
+    database, name = struct.dbName.lower(), struct.tableName.lower()
+    keys = [k.name.lower() for k in struct.partitionKeys]
+    added: list[str] = []
+    try:
+        for start in range(0, len(partitions), BATCH):
+            batch = partitions[start : start + BATCH]
+            if if_not_exists:
+                existing = {tuple(p.values) for p in ctx.catalog.client.get_partitions_by_names(
+                    database, name, [_name(keys, p) for p in batch])}
+                batch = [p for p in batch if tuple(p.values) not in existing]
+            ctx.client.add_partitions(batch)
+            added += [_name(keys, p) for p in batch]
+    except BaseException as error:
+        if added:
+            try:
+                ctx.client.drop_partitions(database, name, added, delete_data=False, if_exists=True)
+            except Exception as cleanup:  # noqa: BLE001 - reported with the error that made it necessary
+                error.add_note(f"dropping the {len(added)} partition(s) added before the failure failed too ({cleanup})")
+        raise
+    return len(added)
+
+
+def _name(keys: list[str], partition: ttypes.Partition) -> str:
+    return make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in partition.values])
+
+
+def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartitions) -> DdlOutcome:
+    database, name = database.lower(), name.lower()
+    struct = _partitioned(ctx, database, name, "ADD PARTITION")
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    structs = []
+    for partition in change.partitions:
+        values = normalized_values(struct, partition)
+        if partition.location is not None:
+            check_location(partition.location, f"a partition of {full}")
+        normalized = PartitionValues(tuple(values.items()), partition.location)
+        structs.append(partition_struct(struct, normalized))
+    batches = -(-len(structs) // BATCH)
+    with ctx.changing([(database, name)], events=[("ADD_PARTITION", database, name, batches)]) as changes:
+        added = _add(ctx, struct, structs, if_not_exists=change.if_not_exists)
+        if added:
+            changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
+    skipped = len(structs) - added
+    return ctx.outcome(f"{added} partition(s) added to '{full}'" + (f", {skipped} existed already" if skipped else ""), changes)
+
+
+def _matching(ctx: DdlContext, struct: ttypes.Table, specs: tuple[PartitionValues, ...], if_exists: bool) -> list[str]:
+    database, name = struct.dbName.lower(), struct.tableName.lower()
+    names = ctx.catalog.client.get_partition_names(database, name)
+    wanted: list[str] = []
+    for spec in specs:
+        values = normalized_values(struct, spec, partial=True)
+        found = [n for n in names if all(dict(parse_partition_name(n)).get(k) == v for k, v in values.items())]
+        if not found and not if_exists:
+            shown = ", ".join(f"{k}={v}" for k, v in values.items())
+            raise NotFoundError("partition", f"{ctx.catalog.name}.{database}.{name} ({shown})")
+        wanted += [n for n in found if n not in wanted]
+    return wanted
+
+
+def drop_partitions(ctx: DdlContext, database: str, name: str, change: DropPartitions) -> DdlOutcome:
+    database, name = database.lower(), name.lower()
+    struct = _partitioned(ctx, database, name, "DROP PARTITION")
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    names = _matching(ctx, struct, change.partitions, change.if_exists)
+    if not names:
+        return ctx.outcome(f"no partition of '{full}' matched; nothing changed")
+    with ctx.changing([(database, name)], events=[("DROP_PARTITION", database, name, len(names))]) as changes:
+        dropped = 0
+        for start in range(0, len(names), BATCH):
+            dropped += ctx.client.drop_partitions(database, name, names[start : start + BATCH], delete_data=True,
+                                                  if_exists=change.if_exists)
+        changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
+    return ctx.outcome(f"{dropped} partition(s) dropped from '{full}'", changes)
+
+
+def _folders(location: str, keys: list[str]) -> dict[str, str]:
+    """``k=v/k2=v2`` folders under ``location`` with one level per key (hidden ones skipped), by partition name."""
+    filesystem, root = resolve(location)
+    entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    base = root.rstrip("/")
+    found: dict[str, str] = {}
+    for entry in entries:
+        if entry.type != pafs.FileType.Directory:
+            continue
+        relative = entry.path[len(base) :].strip("/")
+        parts = relative.split("/")
+        if len(parts) != len(keys) or is_hidden(relative):
+            continue
+        pairs = [part.split("=", 1) for part in parts]
+        if all(len(pair) == 2 and pair[0].lower() == key for pair, key in zip(pairs, keys)):
+            found["/".join(parts)] = relative
+    return found
+
+
+def recover_partitions(ctx: DdlContext, database: str, name: str, change: RecoverPartitions) -> DdlOutcome:
+    database, name = database.lower(), name.lower()
+    struct = _partitioned(ctx, database, name, "RECOVER PARTITIONS")
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    location = struct.sd.location if struct.sd else None
+    if not location:
+        raise ConfigurationError(f"table '{full}' has no location to look for partition folders in")
+    keys = [k.name.lower() for k in struct.partitionKeys]
+    folders = _folders(location, keys)
+    known = set(ctx.catalog.client.get_partition_names(database, name))
+    missing = sorted(set(folders) - known) if change.add else []
+    vanished = sorted(n for n in known - set(folders)) if change.drop else []
+    to_add = []
+    for folder in missing:
+        values = tuple((k, v) for k, v in parse_partition_name(folder))
+        try:
+            spec = PartitionValues(values, f"{location.rstrip('/')}/{folders[folder]}")
+            to_add.append(partition_struct(struct, PartitionValues(tuple(normalized_values(struct, spec).items()), spec.location)))
+        except ConfigurationError:
+            continue  # a folder whose value does not parse as its key's type is not a partition (Hive skips it too)
+    if not to_add and not vanished:
+        return ctx.outcome(f"the partitions of '{full}' match its folders; nothing changed")
+    batches = -(-len(to_add) // BATCH)
+    events = [("ADD_PARTITION", database, name, batches)] if to_add else []
+    events += [("DROP_PARTITION", database, name, len(vanished))] if vanished else []
+    with ctx.changing([(database, name)], events=events) as changes:
+        added = _add(ctx, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
+        dropped = 0
+        for start in range(0, len(vanished), BATCH):
+            dropped += ctx.client.drop_partitions(database, name, vanished[start : start + BATCH], delete_data=False, if_exists=True)
+        changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
+    return ctx.outcome(f"partitions of '{full}' recovered: {added} added" + (f", {dropped} dropped" if change.drop else ""), changes)
+

@@ -1,0 +1,181 @@
+"""Pure functions from DDL specs to the thrift structs a metastore holds, laid out as Hive and Spark lay them
+out, so that Spark's Hive support, Hive and Trino read what is created here as their own.
+
+- Hive tables (``STORED AS``, ``ROW FORMAT``; TEXTFILE by default, as Hive's): the storage format's input
+  format, output format and serde; ``ROW FORMAT DELIMITED`` as LazySimpleSerDe parameters under Hive's
+  own keys (``field.delim``, ``colelction.delim`` with Hive's spelling, ``mapkey.delim``, ...).
+- Spark data source tables (``USING parquet``): Spark's record of the provider, the typed schema and the
+  partition columns in table parameters (``spark.sql.sources.*``) and the location as the ``path`` serde
+  parameter; Parquet and ORC also with their Hive serde and the columns in the metastore, which Spark calls
+  a Hive-compatible data source table, so Hive and Trino read them too.
+- Column types are parsed by the type model first: a type the model does not know is an error naming the
+  column, before the metastore is asked anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.specs import ColumnSpec, DatabaseSpec, PartitionValues, RowFormatSpec, TableSpec
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
+from hms_catalog.formats.storage import LAZY_SIMPLE_SERDE, SPARK_PROVIDERS, SPARK_SOURCE_STORAGE, STORAGE_FORMATS, storage_format
+from hms_catalog.types import StructField, parse_hive_type, to_hive_string, to_spark_schema
+
+__all__ = [
+    "database_struct", "table_struct", "partition_struct", "field_schemas", "check_type", "spark_schema_parameters",
+    "DDL_MARKER", "SCHEMA_PARTS_THRESHOLD",
+]
+
+# Written on every object a DDL here creates or changes, with the catalog's version: the event follower
+# tells the metastore's events of our own DDLs by it (as Impala marks its own with its catalog version).
+DDL_MARKER = "hms_catalog.ddl.version"
+SCHEMA_PARTS_THRESHOLD = 4000  # Spark splits a longer schema into numbered parts (spark.sql.sources.schemaStringLengthThreshold)
+_DELIMITED = {"fields_terminated_by": ("field.delim", "serialization.format"), "escaped_by": ("escape.delim",),
+              "collection_items_terminated_by": ("colelction.delim", "collection.delim"),  # Hive's own key is misspelt
+              "map_keys_terminated_by": ("mapkey.delim",), "lines_terminated_by": ("line.delim",),
+              "null_defined_as": ("serialization.null.format",)}
+
+
+def check_type(column: ColumnSpec) -> str:
+    """The column's Hive type in the metastore's spelling, or ConfigurationError naming the column."""
+    try:
+        return to_hive_string(parse_hive_type(column.type, column=column.name))
+    except Exception as error:
+        raise ConfigurationError(f"column '{column.name}': {error}") from error
+
+
+def field_schemas(columns: Sequence[ColumnSpec]) -> list[ttypes.FieldSchema]:
+    seen: set[str] = set()
+    schemas = []
+    for column in columns:
+        if column.name.lower() in seen:
+            raise ConfigurationError(f"column '{column.name}' is given twice")
+        seen.add(column.name.lower())
+        schemas.append(ttypes.FieldSchema(column.name.lower(), check_type(column), column.comment or None))
+    return schemas
+
+
+def database_struct(spec: DatabaseSpec) -> ttypes.Database:
+    return ttypes.Database(name=spec.name.lower(), description=spec.comment or "", locationUri=spec.location,
+                           parameters=dict(spec.properties))
+
+
+def _row_format(row_format: RowFormatSpec | None) -> tuple[str | None, dict[str, str]]:
+    if row_format is None:
+        return None, {}
+    parameters = dict(row_format.serde_properties)
+    for attribute, keys in _DELIMITED.items():
+        value = getattr(row_format, attribute)
+        if value is not None:
+            for key in keys:
+                parameters[key] = value
+    return row_format.serde or LAZY_SIMPLE_SERDE, parameters
+
+
+def spark_schema_parameters(columns: Sequence[ColumnSpec], partition_columns: Sequence[str]) -> dict[str, str]:
+    """Spark's record of a table's schema, as Spark writes it: the JSON schema (in numbered parts when long),
+    and the partition columns by name."""
+    fields = [StructField(c.name, parse_hive_type(c.type, column=c.name), True, c.comment or None) for c in columns]
+    text = json.dumps(to_spark_schema(fields).jsonValue(), separators=(",", ":"))
+    parameters: dict[str, str] = {}
+    if len(text) <= SCHEMA_PARTS_THRESHOLD:
+        parameters["spark.sql.sources.schema"] = text
+    else:
+        parts = [text[i : i + SCHEMA_PARTS_THRESHOLD] for i in range(0, len(text), SCHEMA_PARTS_THRESHOLD)]
+        parameters["spark.sql.sources.schema.numParts"] = str(len(parts))
+        parameters.update({f"spark.sql.sources.schema.part.{i}": part for i, part in enumerate(parts)})
+    if partition_columns:
+        parameters["spark.sql.sources.schema.numPartCols"] = str(len(partition_columns))
+        parameters.update({f"spark.sql.sources.schema.partCol.{i}": name for i, name in enumerate(partition_columns)})
+    return parameters
+
+
+def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> ttypes.Table:
+    """The metastore's table for ``spec``; ``location`` is where its files go (None: the metastore decides)."""
+    if spec.provider is not None and (spec.stored_as is not None or spec.row_format is not None):
+        raise ConfigurationError("a table is either USING a data source or STORED AS / ROW FORMAT, not both")
+    parameters = dict(spec.properties)
+    if spec.comment:
+        parameters["comment"] = spec.comment
+    if spec.external:
+        parameters["EXTERNAL"] = "TRUE"
+    serde_parameters: dict[str, str] = {}
+    if spec.provider is not None:
+        provider = spec.provider.lower()
+        if provider not in SPARK_PROVIDERS:
+            raise ConfigurationError(f"USING {spec.provider}: expected one of {', '.join(SPARK_PROVIDERS)} or iceberg")
+        partition_names = _source_partitions(spec)
+        data = [c for c in spec.columns if c.name.lower() not in {p.lower() for p in partition_names}]
+        ordered = data + [next(c for c in spec.columns if c.name.lower() == p.lower()) for p in partition_names]
+        parameters.update(spark_schema_parameters(ordered, partition_names))
+        parameters["spark.sql.sources.provider"] = provider
+        serde_parameters.update(dict(spec.options))
+        if location is not None:
+            serde_parameters["path"] = location
+        hive_compatible = provider in ("parquet", "orc")
+        storage = STORAGE_FORMATS[provider.upper()] if hive_compatible else SPARK_SOURCE_STORAGE
+        columns = field_schemas(data) if hive_compatible else [ttypes.FieldSchema("col", "array<string>", "from deserializer")]
+        partition_keys = field_schemas([c for c in ordered if c.name.lower() in {p.lower() for p in partition_names}])
+        input_format, output_format, serde = storage.input_format, storage.output_format, storage.serde
+    else:
+        storage = storage_format(spec.stored_as or "TEXTFILE")
+        input_format, output_format, serde = storage.input_format, storage.output_format, storage.serde
+        serde_parameters.update(storage.serde_parameters)
+        custom, delimited = _row_format(spec.row_format)
+        if custom is not None:
+            if spec.stored_as is not None and spec.stored_as.upper() not in ("TEXTFILE", "SEQUENCEFILE"):
+                raise ConfigurationError(f"ROW FORMAT applies to text storage, not STORED AS {spec.stored_as.upper()}")
+            serde = custom
+            serde_parameters.update(delimited)
+        columns = field_schemas(spec.columns)
+        names = {c.name for c in columns}
+        clash = [p.name for p in spec.partition_columns if p.name.lower() in names]
+        if clash:
+            raise ConfigurationError(f"partition column '{clash[0]}' is also a data column")
+        partition_keys = field_schemas(spec.partition_columns)
+    return ttypes.Table(
+        tableName=spec.name.lower(), dbName=spec.database.lower(), owner=owner,
+        tableType="EXTERNAL_TABLE" if spec.external else "MANAGED_TABLE",
+        partitionKeys=partition_keys, parameters=parameters,
+        sd=ttypes.StorageDescriptor(
+            cols=columns, location=location, inputFormat=input_format, outputFormat=output_format, compressed=False,
+            numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
+            serdeInfo=ttypes.SerDeInfo(serializationLib=serde, parameters=serde_parameters),
+        ),
+    )
+
+
+def _source_partitions(spec: TableSpec) -> list[str]:
+    """A data source table's partition columns: ``PARTITIONED BY (col, ...)`` naming data columns, or typed
+    partition columns (``PARTITIONED BY (dt STRING)``) appended to them."""
+    if spec.partition_columns:
+        raise ConfigurationError("USING tables take PARTITIONED BY (column names of the table), not new typed columns")
+    names = {c.name.lower(): c.name for c in spec.columns}
+    missing = [p for p in spec.partition_transforms if p.lower() not in names]
+    if missing:
+        raise ConfigurationError(f"PARTITIONED BY names '{missing[0]}', which is not a column of the table")
+    return [names[p.lower()] for p in spec.partition_transforms]
+
+
+def partition_struct(table: ttypes.Table, partition: PartitionValues, *, parameters: dict[str, str] | None = None) -> ttypes.Partition:
+    """The partition of ``table`` with these values, at its given location or under the table's as
+    ``k=v/k2=v2`` (escaped as Hive escapes)."""
+    keys = [k.name.lower() for k in table.partitionKeys or []]
+    given = {k.lower(): v for k, v in partition.values}
+    unknown = sorted(set(given) - set(keys))
+    if unknown:
+        raise ConfigurationError(f"'{unknown[0]}' is not a partition column of {table.dbName}.{table.tableName} "
+                                 f"(its partition columns: {', '.join(keys) or 'none'})")
+    missing = [k for k in keys if k not in given]
+    if missing:
+        raise ConfigurationError(f"a partition of {table.dbName}.{table.tableName} needs a value for '{missing[0]}'")
+    values = [given[k] for k in keys]
+    location = partition.location
+    if location is None and table.sd is not None and table.sd.location:
+        location = f"{table.sd.location.rstrip('/')}/{make_partition_name(keys, values)}"
+    sd = ttypes.StorageDescriptor(**{**table.sd.__dict__, "location": location}) if table.sd else None
+    return ttypes.Partition(values=[DEFAULT_PARTITION if v is None else v for v in values], dbName=table.dbName,
+                            tableName=table.tableName, sd=sd, parameters=dict(parameters or {}))

@@ -1,0 +1,160 @@
+"""CREATE TABLE (Hive, Spark data source and Iceberg tables), CREATE TABLE LIKE, DROP TABLE and RENAME as
+catalog events.
+
+A table's files go to ``<database location>/<table>`` unless LOCATION says otherwise, where Spark and
+Hive put a managed table's. What cannot be changed safely is refused before the metastore is asked:
+views and tables whose format the catalog cannot tell (UNKNOWN) or transactional tables are not dropped,
+renamed or altered by a statement here whose effect on their files is not the one their engine expects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.iceberg import create_iceberg_table, iceberg_catalog
+from hms_catalog.ddl.locations import check_location, remaining_files
+from hms_catalog.ddl.specs import TableSpec
+from hms_catalog.ddl.structs import table_struct
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
+from hms_catalog.formats.detect import TableFormat, TableKind, detect
+
+__all__ = ["create_table", "create_table_like", "drop_table", "rename_table", "default_location", "changeable_table"]
+
+_VOLATILE = ("transient_lastDdlTime", "numFiles", "totalSize", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE",
+             "numFilesErasureCoded", "metadata_location", "previous_metadata_location")
+
+
+def default_location(ctx: DdlContext, database: str, table: str) -> str:
+    """Where a table of ``database`` goes when no LOCATION is given: under the database's location."""
+    try:
+        found = ctx.catalog.client.get_database(database)
+    except NotFoundError as error:
+        raise NotFoundError("database", f"{ctx.catalog.name}.{database}", "create it first with CREATE DATABASE") from error
+    root = (found.locationUri or "").rstrip("/")
+    if not root:
+        raise ConfigurationError(f"database '{database}' has no location; give the table a LOCATION")
+    return f"{root}/{table.lower()}"
+
+
+def changeable_table(ctx: DdlContext, database: str, table: str, action: str) -> ttypes.Table:
+    """The metastore's table, or an error saying why ``action`` must not touch it."""
+    struct = ctx.catalog.client.get_table(database, table)
+    detection = detect(struct)
+    name = f"{ctx.catalog.name}.{database}.{table}"
+    if detection.kind is not TableKind.TABLE:
+        raise UnsupportedTableError(f"{name} is a {detection.kind.value}, not a table: {action} would not do what its engine expects")
+    if detection.transactional:
+        raise UnsupportedTableError(f"{name} is a transactional ({detection.transactional}) table: {action} must go through Hive, "
+                                    "which keeps its delta files consistent")
+    if detection.format is TableFormat.UNKNOWN and action != "DROP TABLE":
+        raise UnsupportedTableError(f"{name} cannot be changed here: {detection.reason}")
+    return struct
+
+
+def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
+    database, name = spec.database.lower(), spec.name.lower()
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    if not spec.columns:
+        raise ConfigurationError(f"table '{full}' needs at least one column")
+    location = spec.location
+    if location is not None:
+        check_location(location, f"table '{full}'")
+    iceberg = (spec.provider or "").lower() == "iceberg"
+    if not spec.external and location is None:
+        location = default_location(ctx, database, name)
+    with ctx.changing([(database, name)], events=[("CREATE_TABLE", database, name, 1)]) as changes:
+        try:
+            if iceberg:
+                create_iceberg_table(ctx.catalog, dataclasses.replace(spec, database=database, name=name), location)
+            else:
+                ctx.client.create_table(table_struct(spec, location))
+        except AlreadyExistsError:
+            if not spec.if_not_exists:
+                raise
+            return ctx.outcome(f"table '{full}' already exists; nothing changed")
+        changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
+    kind = "Iceberg table" if iceberg else f"{spec.provider.lower()} table" if spec.provider else \
+        f"{(spec.stored_as or 'TEXTFILE').upper()} table"
+    partitioned = spec.partition_columns or spec.partition_transforms
+    return ctx.outcome(f"{'external ' if spec.external else ''}{kind} '{full}' created with {len(spec.columns)} column(s)"
+                       f"{', partitioned' if partitioned else ''}", changes)
+
+
+def create_table_like(ctx: DdlContext, database: str, name: str, source: ttypes.Table, *, if_not_exists: bool = False,
+                      location: str | None = None, external: bool = False) -> DdlOutcome:
+    """A new, empty table with ``source``'s columns, partitioning, storage and properties, at its own location."""
+    database, name = database.lower(), name.lower()
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    if detect(source).format is TableFormat.ICEBERG:
+        raise UnsupportedTableError(f"CREATE TABLE ... LIKE an Iceberg table is not supported yet: create {full} with its columns "
+                                    "and USING iceberg")
+    if location is not None:
+        check_location(location, f"table '{full}'")
+    elif not external:
+        location = default_location(ctx, database, name)
+    parameters = {k: v for k, v in (source.parameters or {}).items() if k not in _VOLATILE and not k.startswith("spark.sql.statistics")}
+    parameters.pop("EXTERNAL", None)
+    if external:
+        parameters["EXTERNAL"] = "TRUE"
+    sd = ttypes.StorageDescriptor(**{**source.sd.__dict__, "location": location})
+    if sd.serdeInfo is not None and sd.serdeInfo.parameters and "path" in sd.serdeInfo.parameters:
+        sd.serdeInfo = ttypes.SerDeInfo(**{**sd.serdeInfo.__dict__, "parameters": {**sd.serdeInfo.parameters, "path": location}})
+    table = ttypes.Table(tableName=name, dbName=database, owner=source.owner, partitionKeys=list(source.partitionKeys or []),
+                         tableType="EXTERNAL_TABLE" if external else "MANAGED_TABLE", parameters=parameters, sd=sd)
+    with ctx.changing([(database, name)], events=[("CREATE_TABLE", database, name, 1)]) as changes:
+        try:
+            ctx.client.create_table(table)
+        except AlreadyExistsError:
+            if not if_not_exists:
+                raise
+            return ctx.outcome(f"table '{full}' already exists; nothing changed")
+        changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
+    return ctx.outcome(f"table '{full}' created like {source.dbName}.{source.tableName}", changes)
+
+
+def drop_table(ctx: DdlContext, database: str, name: str, *, if_exists: bool = False, purge: bool = False) -> DdlOutcome:
+    """An external table keeps its files; a managed one loses them (what remains is named). ``purge`` also
+    deletes an Iceberg table's files."""
+    database, name = database.lower(), name.lower()
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    try:
+        struct = changeable_table(ctx, database, name, "DROP TABLE")
+    except NotFoundError:
+        if if_exists:
+            return ctx.outcome(f"table '{full}' does not exist; nothing changed")
+        raise
+    managed = struct.tableType == "MANAGED_TABLE" and (struct.parameters or {}).get("EXTERNAL", "").upper() != "TRUE"
+    location = struct.sd.location if struct.sd else None
+    iceberg = detect(struct).format is TableFormat.ICEBERG
+    with ctx.changing([(database, name)], events=[("DROP_TABLE", database, name, 1)]) as changes:
+        if iceberg:
+            catalog = iceberg_catalog(ctx.catalog)
+            (catalog.purge_table if purge or managed else catalog.drop_table)((database, name))
+        else:
+            ctx.client.drop_table(database, name, delete_data=True)
+        changes.append((ChangeKind.DROPPED, CatalogObject.for_table(database, name)))
+    if managed and not iceberg:
+        left = remaining_files(location)
+        if left:
+            return ctx.outcome(f"table '{full}' dropped, but files of it remain under {location} (e.g. {', '.join(left)}): "
+                               "delete them by hand", changes)
+        return ctx.outcome(f"table '{full}' dropped with its files", changes)
+    return ctx.outcome(f"table '{full}' dropped{', its files deleted' if iceberg and purge else ', its files kept'}", changes)
+
+
+def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, new_name: str) -> DdlOutcome:
+    """Rename within the catalog; a managed table's folder moves with it, as Hive moves it."""
+    database, name, new_database, new_name = database.lower(), name.lower(), new_database.lower(), new_name.lower()
+    full, new_full = f"{ctx.catalog.name}.{database}.{name}", f"{ctx.catalog.name}.{new_database}.{new_name}"
+    struct = changeable_table(ctx, database, name, "RENAME")
+    if (database, name) == (new_database, new_name):
+        raise ConfigurationError(f"table '{full}' already has that name")
+    renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
+    with ctx.changing([(database, name), (new_database, new_name)], events=[("ALTER_TABLE", database, name, 1)]) as changes:
+        ctx.client.alter_table(database, name, renamed)
+        changes += [(ChangeKind.DROPPED, CatalogObject.for_table(database, name)),
+                    (ChangeKind.ADDED, CatalogObject.for_table(new_database, new_name))]
+    return ctx.outcome(f"table '{full}' renamed to '{new_full}'", changes)
