@@ -1,18 +1,23 @@
-"""SHOW SPLITS and EXPLAIN SPLITS, registered with the session through the ``hms_catalog.statements``
+"""SHOW SPLITS, EXPLAIN SPLITS and SHOW PARTITIONS, registered with the session through the ``hms_catalog.statements``
 entry point (hms_catalog does not import the planner)."""
 
 from __future__ import annotations
 
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
-from hms_catalog.sql import ast
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.sql import ast, ast_ddl
+from hms_catalog.sql.expressions import And, ColumnRef, Comparison, Expression, IsNull, Literal
 from planner.core import plan_table
+from planner.partitions import select_partitions
 from planner.plan import SplitPlan
+from planner.predicates import bind
 
-__all__ = ["SHOW_SPLITS_COLUMNS", "EXPLAIN_COLUMNS", "explain_rows"]
+__all__ = ["SHOW_SPLITS_COLUMNS", "SHOW_PARTITIONS_COLUMNS", "EXPLAIN_COLUMNS", "explain_rows"]
 
 SHOW_SPLITS_COLUMNS = ("path", "start", "length", "file_length", "hosts", "partition_values")
 EXPLAIN_COLUMNS = ("Property", "Value")
+SHOW_PARTITIONS_COLUMNS = ("Partition",)
 
 
 def _plan(session: Session, name: ast.TableName, where: object) -> SplitPlan:
@@ -62,3 +67,24 @@ def explain_rows(plan: SplitPlan) -> list[tuple[str, object]]:
 @register(ast.ExplainSplits)
 def explain_splits(session: Session, statement: ast.ExplainSplits) -> Result:
     return Result.table(EXPLAIN_COLUMNS, explain_rows(_plan(session, statement.table, statement.where)))
+
+
+@register(ast_ddl.ShowPartitions)
+def show_partitions(session: Session, statement: ast_ddl.ShowPartitions) -> Result:
+    """One row per partition, ``k=v/k2=v2`` as the metastore names it, pruned by ``PARTITION (..)`` and ``WHERE``
+    as the planner prunes (the metastore narrows by filter: never a full listing when a predicate narrows it)."""
+    table = session.table(statement.table)
+    catalog = session.manager.catalog(table.catalog)
+    struct = table.metadata.table
+    keys = [k.name.lower() for k in struct.partitionKeys or []]
+    if not keys:
+        raise ConfigurationError(f"table '{table.full_name}' is not partitioned")
+    where = statement.where
+    for key, value in statement.partition:
+        pinned: Expression = IsNull(ColumnRef(key)) if value is None else Comparison("=", ColumnRef(key), Literal(value))
+        where = pinned if where is None else And(where, pinned)
+    schema = table.metadata.schema
+    predicate = bind(where, {key: schema.column(key).type for key in keys})
+    selection = select_partitions(catalog.client, catalog.caches, struct, predicate, max_partitions=2**62,
+                                  parallelism=catalog.config.client.pool_size)
+    return Result.table(SHOW_PARTITIONS_COLUMNS, [(p.name,) for p in sorted(selection.partitions, key=lambda p: p.name)])

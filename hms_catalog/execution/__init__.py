@@ -5,6 +5,7 @@ from __future__ import annotations
 from hms_catalog.execution import (  # noqa: F401 - register handlers
     browse_commands,
     catalog_commands,
+    ddl_commands,
     filesystem_commands,
     metadata_commands,
 )

@@ -83,6 +83,7 @@ class Session(StatementSession):
         self.manager = manager
         self.progress = progress
         self.engine_options: dict[str, str] = {}  # e.g. Spark's master or remote URL, set by the CLI
+        self.options: dict[str, str] = {}  # SET key = value (sync_ddl, ...), lower-case keys
         # State of statement extensions (SELECT's Spark runner): each value with a ``close()`` is closed
         # with the session, so an engine a statement started does not outlive the session that asked.
         self.extras: dict[str, Any] = {}
