@@ -23,6 +23,7 @@ class ColumnSpec:
     name: str
     type: str  # a Hive type string: int, decimal(10,2), array<struct<a:int>>, ...
     comment: str = ""
+    nullable: bool = True  # False for Spark's ``NOT NULL``; Hive columns are always nullable
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class ChangeColumn(TableChange):
     new: str
     type: str | None = None
     comment: str | None = None
+    cascade: bool = True  # Hive's CASCADE (RESTRICT: False): existing partitions get the change too
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Statements are found through one table keyed by their leading keywords (``("SHOW", "TABLES")``); the
 dispatcher walks those keywords one token at a time, so adding a statement is one parse function and one
-table entry, and "expected ..." messages list exactly what the table allows at that point.
+table entry, and "expected ..." messages list exactly what the table allows at that point.  The catalog's
+own statements are parsed here; the DDL's (databases, tables, partitions, SET) in ``_ddl_parser`` and
+``_alter_parser``, with the names and clauses both share in ``_clauses``.
 """
 
 from __future__ import annotations
@@ -13,21 +15,19 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from hms_catalog.errors import SqlSyntaxError
-from hms_catalog.sql._cursor import Cursor, alternatives, dotted_name
+from hms_catalog.sql import _alter_parser, _ddl_parser
+from hms_catalog.sql._clauses import catalog_name, database_name, if_exists, if_not_exists, properties, table_name
+from hms_catalog.sql._cursor import Cursor, alternatives
 from hms_catalog.sql._expression_parser import expression, whole_number
 from hms_catalog.sql._query import is_query, parse_query, parse_spark_statement
 from hms_catalog.sql._source import StatementSource, position, syntax_error
 from hms_catalog.sql._split import StatementBuffer, split_statements
 from hms_catalog.sql.ast import (
     AlterCatalogProperties,
-    AlterTableFormat,
     CreateCatalog,
-    CreateTableLikePath,
-    DatabaseName,
     DescribeTable,
     DropCatalog,
     ExplainSplits,
-    Properties,
     Query,
     RefreshCatalog,
     RefreshDatabase,
@@ -44,7 +44,6 @@ from hms_catalog.sql.ast import (
     ShowTableStatus,
     Statement,
     SwitchCatalog,
-    TableName,
     UseDatabase,
 )
 from hms_catalog.sql.expressions import Expression
@@ -61,74 +60,29 @@ __all__ = [
     "split_statements",
 ]
 
-# --- names -----------------------------------------------------------------------------------------
-
-
-def _catalog_name(cur: Cursor, what: str = "catalog name") -> str:
-    return dotted_name(cur, what, 1, "catalog")[0]
-
-
-def _database_name(cur: Cursor) -> DatabaseName:
-    parts = dotted_name(cur, "database name", 2, "[catalog.]database")
-    return DatabaseName(parts[0] if len(parts) == 2 else None, parts[-1])
-
-
-def _table_name(cur: Cursor) -> TableName:
-    parts = dotted_name(cur, "table name", 3, "[[catalog.]database.]table")
-    database = parts[-2] if len(parts) >= 2 else None
-    catalog = parts[-3] if len(parts) == 3 else None
-    return TableName(catalog, database, parts[-1])
-
-
-def _properties(cur: Cursor) -> Properties:
-    """``('k' = 'v', ...)`` with at least one pair and no key twice."""
-    cur.expect_symbol(TokenType.LPAREN)
-    pairs: dict[str, str] = {}
-    while True:
-        key_token = cur.peek()
-        key = cur.expect_string("property key (a quoted string)")
-        if key in pairs:
-            raise cur.error(f"duplicate property key '{key}'", key_token)
-        cur.expect_symbol(TokenType.EQ)
-        pairs[key] = cur.expect_string("property value (a quoted string)")
-        if not cur.match_symbol(TokenType.COMMA):
-            cur.expect_symbol(TokenType.RPAREN)
-            return tuple(pairs.items())
-
-
 # --- statements: one function each, called with the leading keywords consumed ---------------------
 
 
-def _if_not_exists(cur: Cursor) -> bool:
-    if not cur.match_keyword("IF"):
-        return False
-    cur.expect_keyword("NOT")
-    cur.expect_keyword("EXISTS")
-    return True
-
-
 def _create_catalog(cur: Cursor) -> Statement:
-    if_not_exists = _if_not_exists(cur)
-    name = _catalog_name(cur)
+    exists_ok = if_not_exists(cur)
+    name = catalog_name(cur)
     comment = cur.expect_string("comment (a quoted string)") if cur.match_keyword("COMMENT") else None
     cur.expect_keyword("PROPERTIES")
-    return CreateCatalog(name, _properties(cur), comment, if_not_exists)
+    return CreateCatalog(name, properties(cur), comment, exists_ok)
 
 
 def _drop_catalog(cur: Cursor) -> Statement:
-    if_exists = cur.match_keyword("IF")
-    if if_exists:
-        cur.expect_keyword("EXISTS")
-    return DropCatalog(_catalog_name(cur), if_exists)
+    missing_ok = if_exists(cur)
+    return DropCatalog(catalog_name(cur), missing_ok)
 
 
 def _alter_catalog(cur: Cursor) -> Statement:
-    name = _catalog_name(cur)
+    name = catalog_name(cur)
     if cur.match_keyword("SET"):
         cur.expect_keyword("PROPERTIES")
-        return AlterCatalogProperties(name, _properties(cur))
+        return AlterCatalogProperties(name, properties(cur))
     cur.expect_keyword("RENAME")
-    return RenameCatalog(name, _catalog_name(cur, "new catalog name"))
+    return RenameCatalog(name, catalog_name(cur, "new catalog name"))
 
 
 def _show_catalogs(cur: Cursor) -> Statement:
@@ -136,25 +90,25 @@ def _show_catalogs(cur: Cursor) -> Statement:
 
 
 def _show_create_catalog(cur: Cursor) -> Statement:
-    return ShowCreateCatalog(_catalog_name(cur))
+    return ShowCreateCatalog(catalog_name(cur))
 
 
 def _show_databases(cur: Cursor) -> Statement:
-    return ShowDatabases(_catalog_name(cur) if cur.match_keyword("FROM") else None)
+    return ShowDatabases(catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
 def _show_tables(cur: Cursor) -> Statement:
-    database = _database_name(cur) if cur.match_keyword("FROM") else None
+    database = database_name(cur) if cur.match_keyword("FROM") else None
     pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
     return ShowTables(database, pattern)
 
 
 def _show_cache(cur: Cursor) -> Statement:
-    return ShowCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
+    return ShowCache(catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
 def _show_changes(cur: Cursor) -> Statement:
-    catalog = _catalog_name(cur) if cur.match_keyword("FROM") else None
+    catalog = catalog_name(cur) if cur.match_keyword("FROM") else None
     since = None
     if cur.match_keyword("SINCE"):
         token = cur.peek()
@@ -165,11 +119,11 @@ def _show_changes(cur: Cursor) -> Statement:
 
 
 def _show_schema_cache(cur: Cursor) -> Statement:
-    return ShowSchemaCache(_catalog_name(cur) if cur.match_keyword("FROM") else None)
+    return ShowSchemaCache(catalog_name(cur) if cur.match_keyword("FROM") else None)
 
 
 def _show_table_status(cur: Cursor) -> Statement:
-    database = _database_name(cur) if cur.match_keyword("FROM") else None
+    database = database_name(cur) if cur.match_keyword("FROM") else None
     pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
     return ShowTableStatus(database, pattern)
 
@@ -180,60 +134,38 @@ def _where(cur: Cursor) -> Expression | None:
 
 def _show_splits(cur: Cursor) -> Statement:
     cur.expect_keyword("FROM")
-    table = _table_name(cur)
+    table = table_name(cur)
     return ShowSplits(table, _where(cur))
 
 
 def _explain_splits(cur: Cursor) -> Statement:
     cur.expect_keyword("FROM")
-    table = _table_name(cur)
+    table = table_name(cur)
     return ExplainSplits(table, _where(cur))
 
 
 def _switch(cur: Cursor) -> Statement:
-    return SwitchCatalog(_catalog_name(cur))
+    return SwitchCatalog(catalog_name(cur))
 
 
 def _use(cur: Cursor) -> Statement:
-    return UseDatabase(_database_name(cur))
+    return UseDatabase(database_name(cur))
 
 
 def _describe(cur: Cursor) -> Statement:
-    return DescribeTable(_table_name(cur))
+    return DescribeTable(table_name(cur))
 
 
 def _refresh_catalog(cur: Cursor) -> Statement:
-    return RefreshCatalog(_catalog_name(cur))
-
-
-def _alter_table(cur: Cursor) -> Statement:
-    name = _table_name(cur)
-    if cur.match_keyword("REFRESH"):
-        cur.expect_keyword("METADATA")
-        return AlterTableFormat(name, "REFRESH METADATA")
-    if cur.match_keyword("PROMOTE"):
-        return AlterTableFormat(name, "PROMOTE")
-    if cur.match_keyword("SET"):
-        cur.expect_keyword("FORMAT")
-        return AlterTableFormat(name, "SET FORMAT", _properties(cur))
-    raise cur.error("expected REFRESH METADATA, PROMOTE or SET FORMAT", cur.peek())
-
-
-def _create_table(cur: Cursor) -> Statement:
-    if_not_exists = _if_not_exists(cur)
-    name = _table_name(cur)
-    cur.expect_keyword("LIKE")
-    cur.expect_keyword("PATH")
-    return CreateTableLikePath(name, cur.expect_string("path (a quoted URI, such as 'file:///data/lake/raw/events')"),
-                               if_not_exists)
+    return RefreshCatalog(catalog_name(cur))
 
 
 def _refresh_database(cur: Cursor) -> Statement:
-    return RefreshDatabase(_database_name(cur))
+    return RefreshDatabase(database_name(cur))
 
 
 def _refresh_table(cur: Cursor) -> Statement:
-    return RefreshTable(_table_name(cur))
+    return RefreshTable(table_name(cur))
 
 
 _Handler = Callable[[Cursor], Statement]
@@ -243,19 +175,32 @@ _Handler = Callable[[Cursor], Statement]
 _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
     {
         ("CREATE", "CATALOG"): _create_catalog,
-        ("CREATE", "TABLE"): _create_table,
+        ("CREATE", "DATABASE"): _ddl_parser.create_database,
+        ("CREATE", "SCHEMA"): _ddl_parser.create_database,
+        ("CREATE", "TABLE"): _ddl_parser.create_table,
+        ("CREATE", "EXTERNAL", "TABLE"): _ddl_parser.create_external_table,
         ("DROP", "CATALOG"): _drop_catalog,
+        ("DROP", "DATABASE"): _ddl_parser.drop_database,
+        ("DROP", "SCHEMA"): _ddl_parser.drop_database,
+        ("DROP", "TABLE"): _ddl_parser.drop_table,
         ("ALTER", "CATALOG"): _alter_catalog,
-        ("ALTER", "TABLE"): _alter_table,
+        ("ALTER", "DATABASE"): _ddl_parser.alter_database,
+        ("ALTER", "SCHEMA"): _ddl_parser.alter_database,
+        ("ALTER", "TABLE"): _alter_parser.alter_table,
+        ("MSCK", "REPAIR", "TABLE"): _alter_parser.msck_repair_table,
         ("SHOW", "CATALOGS"): _show_catalogs,
         ("SHOW", "DATABASES"): _show_databases,
         ("SHOW", "TABLES"): _show_tables,
         ("SHOW", "CREATE", "CATALOG"): _show_create_catalog,
+        ("SHOW", "CREATE", "TABLE"): _ddl_parser.show_create_table,
         ("SHOW", "TABLE", "STATUS"): _show_table_status,
         ("SHOW", "CACHE"): _show_cache,
         ("SHOW", "CHANGES"): _show_changes,
         ("SHOW", "SCHEMA", "CACHE"): _show_schema_cache,
         ("SHOW", "SPLITS"): _show_splits,
+        ("SHOW", "PARTITIONS"): _ddl_parser.show_partitions,
+        ("SHOW", "TBLPROPERTIES"): _ddl_parser.show_tblproperties,
+        ("SET",): _ddl_parser.set_option,
         ("EXPLAIN", "SPLITS"): _explain_splits,
         ("SWITCH",): _switch,
         ("USE",): _use,

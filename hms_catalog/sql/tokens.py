@@ -36,6 +36,7 @@ class TokenType(Enum):
     GT = "'>'"
     GE = "'>='"
     MINUS = "'-'"
+    COLON = "':'"  # only inside column types: struct<a:int>
     SEMICOLON = "';'"
     EOF = END_OF_INPUT
 
@@ -49,6 +50,7 @@ _PUNCTUATION = {
     "<": TokenType.LT,
     ">": TokenType.GT,
     "-": TokenType.MINUS,  # '--' starts a comment, which is skipped before we get here
+    ":": TokenType.COLON,
     ";": TokenType.SEMICOLON,
 }
 

@@ -34,7 +34,8 @@ def test_text_tables_may_turn_any_column_into_a_string() -> None:
 
 
 @pytest.mark.parametrize("old, new, allowed", [("int", "bigint", True), ("float", "double", True), ("decimal(5,2)", "decimal(9,2)", True),
-                                               ("decimal(5,2)", "decimal(9,3)", False), ("int", "double", False), ("tinyint", "int", False)])
+                                               ("decimal(5,2)", "decimal(9,3)", False), ("int", "double", False),
+                                               ("tinyint", "int", False)])
 def test_iceberg_allows_its_promotions_only(old: str, new: str, allowed: bool) -> None:
     if allowed:
         assert check_widening("c", old, new, iceberg=True) == new
@@ -55,7 +56,8 @@ def test_partition_values_must_be_of_their_keys_type() -> None:
 
 
 def test_partition_names_follow_the_keys_order() -> None:
-    table = ttypes.Table(dbName="db", tableName="t", partitionKeys=[ttypes.FieldSchema("dt", "string", ""), ttypes.FieldSchema("h", "int", "")])
+    keys = [ttypes.FieldSchema("dt", "string", ""), ttypes.FieldSchema("h", "int", "")]
+    table = ttypes.Table(dbName="db", tableName="t", partitionKeys=keys)
     assert partition_name(table, PartitionValues((("H", "007"), ("dt", "a b")))) == "dt=a b/h=7"
     with pytest.raises(ConfigurationError, match="'x' is not a partition column"):
         partition_name(table, PartitionValues((("x", "1"),)))

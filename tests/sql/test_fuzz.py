@@ -76,6 +76,32 @@ TEMPLATES = [
     "REFRESH CATALOG hive",
     "REFRESH DATABASE hive.db",
     "REFRESH TABLE hive.db.t",
+    # DDL (issue 22): Spark's and Hive's spellings, nested types, transforms, partition specs
+    "CREATE DATABASE IF NOT EXISTS hive.fuzzdb COMMENT 'x' LOCATION 'file:///tmp/fuzzdb' WITH DBPROPERTIES ('k'='v')",
+    "DROP SCHEMA IF EXISTS hive.fuzzdb CASCADE",
+    "ALTER SCHEMA hive.db SET PROPERTIES (owner.team = 'bi', n = 3)",
+    (
+        "CREATE EXTERNAL TABLE IF NOT EXISTS hive.db.t (id INT NOT NULL COMMENT 'k', m MAP<STRING, ARRAY<DECIMAL(10, 2)>>, "
+        "s STRUCT<x: DOUBLE, `a b`: STRING>) COMMENT 'c' PARTITIONED BY (dt STRING, hr INT) ROW FORMAT DELIMITED "
+        "FIELDS TERMINATED BY '\\001' NULL DEFINED AS '' STORED AS TEXTFILE LOCATION 'file:///tmp/t' TBLPROPERTIES ('a' = '1')"
+    ),
+    "CREATE TABLE hive.db.e (id BIGINT, ts TIMESTAMP, name STRING) USING iceberg PARTITIONED BY (days(ts), bucket(16, id))",
+    "CREATE TABLE db.s (id INT, dt STRING) USING parquet OPTIONS (header true) PARTITIONED BY (dt)",
+    "CREATE TABLE hive.db.c LIKE hive.db.t LOCATION 'file:///tmp/c'",
+    "DROP TABLE IF EXISTS hive.db.t PURGE",
+    "ALTER TABLE hive.db.t ADD COLUMNS (note STRING COMMENT 'n', v VARCHAR(10)) CASCADE",
+    "ALTER TABLE hive.db.t CHANGE COLUMN id id BIGINT COMMENT 'k' RESTRICT",
+    "ALTER TABLE hive.db.t ALTER COLUMN id TYPE BIGINT",
+    "ALTER TABLE hive.db.t ADD IF NOT EXISTS PARTITION (dt='2024-01-01', hr=1) LOCATION 'file:///tmp/p' PARTITION (dt='x', hr=NULL)",
+    "ALTER TABLE hive.db.t DROP IF EXISTS PARTITION (dt='x'), PARTITION (hr=-1) PURGE",
+    "ALTER TABLE hive.db.t PARTITION (dt='x') SET LOCATION 'file:///tmp/q'",
+    "ALTER TABLE hive.db.t UNSET TBLPROPERTIES IF EXISTS ('a', b.c)",
+    "ALTER TABLE hive.db.t RENAME TO hive.db.t2",
+    "MSCK REPAIR TABLE hive.db.t SYNC PARTITIONS",
+    "SHOW PARTITIONS FROM hive.db.t PARTITION (dt='x') WHERE hr > 2",
+    "SHOW CREATE TABLE hive.db.t",
+    "SHOW TBLPROPERTIES hive.db.t ('a')",
+    "SET sync_ddl = true",
     "SELECT a, count(*) AS n FROM hive.db.t WHERE x = 'y' GROUP BY a ORDER BY n DESC",
     "WITH q AS (SELECT 1 AS n) SELECT n FROM q",
     "(SELECT 1) UNION ALL (SELECT 2)",

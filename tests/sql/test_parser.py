@@ -177,25 +177,35 @@ BAD: list[tuple[str, int, int, str, str]] = [
         1,
         1,
         "CRATE",
-        "unknown statement 'CRATE'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, REFRESH, SHOW, SWITCH, USE",
+        "unknown statement 'CRATE'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, MSCK, REFRESH, SET, SHOW, SWITCH, USE",
     ),
     (
         "`SHOW` CATALOGS",
         1,
         1,
         "`SHOW`",
-        "unknown statement '`SHOW`'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, REFRESH, SHOW, SWITCH, USE",
+        "unknown statement '`SHOW`'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, MSCK, REFRESH, SET, SHOW, SWITCH, USE",
     ),
     ("SHOW TABLE", 1, 11, "<end of input>", "expected STATUS after SHOW TABLE"),
-    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
-    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW"),
-    ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG after SHOW CREATE"),
-    ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG or TABLE after CREATE"),
-    ("CREATE TABLE t", 1, 15, "<end of input>", "expected LIKE"),
-    ("CREATE TABLE t LIKE 'x'", 1, 21, "'x'", "expected PATH"),
-    ("ALTER TABLE t", 1, 14, "<end of input>", "expected REFRESH METADATA, PROMOTE or SET FORMAT"),
+    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS "
+     "or TBLPROPERTIES after SHOW"),
+    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS "
+     "or TBLPROPERTIES after SHOW"),
+    ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG or TABLE after SHOW CREATE"),
+    ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG, DATABASE, SCHEMA, TABLE or EXTERNAL after CREATE"),
+    ("CREATE TABLE t", 1, 15, "<end of input>", "expected LIKE or '('"),
+    ("CREATE TABLE t LIKE 'x'", 1, 21, "'x'", "expected PATH or table name"),
+    (
+        "ALTER TABLE t",
+        1,
+        14,
+        "<end of input>",
+        "expected an ALTER TABLE action: ADD COLUMNS, ADD PARTITION, DROP PARTITION, RENAME COLUMN, RENAME TO, CHANGE COLUMN, "
+        "ALTER COLUMN, REPLACE COLUMNS, SET TBLPROPERTIES, UNSET TBLPROPERTIES, SET LOCATION, PARTITION (..) SET LOCATION, "
+        "RECOVER PARTITIONS, REFRESH METADATA, PROMOTE or SET FORMAT",
+    ),
     ("ALTER TABLE t SET FORMAT", 1, 25, "<end of input>", "expected '('"),
-    ("DROP DATABASE d", 1, 6, "DATABASE", "expected CATALOG after DROP"),
+    ("DROP VIEW v", 1, 6, "VIEW", "expected CATALOG, DATABASE, SCHEMA or TABLE after DROP"),
     ("REFRESH VIEW v", 1, 9, "VIEW", "expected CATALOG, DATABASE or TABLE after REFRESH"),
     # CREATE CATALOG
     ("CREATE CATALOG hive", 1, 20, "<end of input>", "expected COMMENT or PROPERTIES"),
@@ -290,7 +300,8 @@ def test_error_message_format() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_statement("SHOW TABLEZ x")
     assert str(info.value) == (
-        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA or SPLITS after SHOW near 'TABLEZ'\n"
+        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES "
+        "after SHOW near 'TABLEZ'\n"
         "SHOW TABLEZ x\n"
         "     ^"
     )
