@@ -3,9 +3,9 @@ entry point (hms_catalog does not import the planner)."""
 
 from __future__ import annotations
 
+from hms_catalog.errors import ConfigurationError
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
-from hms_catalog.errors import ConfigurationError
 from hms_catalog.sql import ast, ast_ddl
 from hms_catalog.sql.expressions import And, ColumnRef, Comparison, Expression, IsNull, Literal
 from planner.core import plan_table
