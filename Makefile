@@ -49,7 +49,12 @@ test: install lint
 stop:
 	@if [ -x $(BIN)/hms-catalog ]; then $(BIN)/hms-catalog metastore stop --dir $(DEMO_DIR)/metastore; fi
 
-bench: install
+# The bench extra (DuckDB's TPC-DS generator for bench_tpcds.py) is installed on the first make bench only.
+$(VENV)/.installed-bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@touch $@
+
+bench: $(VENV)/.installed-bench
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean: stop
