@@ -15,7 +15,7 @@ from typing import Any
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import iceberg_catalog
 from hms_catalog.ddl.locations import check_location
 from hms_catalog.ddl.partition_values import partition_name
@@ -43,6 +43,7 @@ __all__ = ["alter_columns_or_properties"]
 _TEXT_SERDES = (LAZY_SIMPLE_SERDE, "org.apache.hadoop.hive.serde2.OpenCSVSerde", "org.apache.hadoop.hive.serde2.RegexSerDe")
 
 
+@table_locked
 def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, change: TableChange) -> DdlOutcome:
     database, name = database.lower(), name.lower()
     struct = changeable_table(ctx, database, name, "ALTER TABLE")

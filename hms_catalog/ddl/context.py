@@ -12,8 +12,10 @@ carries the version after it.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Concatenate, ParamSpec
 
 from hms_catalog._locks import TableLocks
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
@@ -21,9 +23,10 @@ from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.model import ExternalCatalog
 
-__all__ = ["DdlContext", "DdlOutcome", "Announce", "writes_of"]
+__all__ = ["DdlContext", "DdlOutcome", "Announce", "table_locked", "writes_of"]
 
 Announce = Callable[[str | None, str | None], None]  # (database, table) changed: tell the other processes
+_Args = ParamSpec("_Args")
 
 
 @dataclass(frozen=True)
@@ -93,3 +96,21 @@ class DdlContext:
 
     def outcome(self, message: str, changes: Sequence[tuple[ChangeKind, CatalogObject]] = ()) -> DdlOutcome:
         return DdlOutcome(message, self.catalog.versions.current, tuple(f"{kind.value} {obj}" for kind, obj in changes))
+
+
+def table_locked(operation: Callable[Concatenate[DdlContext, str, str, _Args], DdlOutcome]
+                 ) -> Callable[Concatenate[DdlContext, str, str, _Args], DdlOutcome]:
+    """Hold the table's DDL lock from the operation's first read of the table to its last write.
+
+    An ALTER reads the table's definition, changes it and writes it back whole (the metastore has no
+    partial update): read outside the lock, two concurrent ALTERs would each write back what they read
+    and one change would be lost. The locks are reentrant, so :meth:`DdlContext.changing` inside takes
+    the same lock again.
+    """
+
+    @functools.wraps(operation)
+    def locked(ctx: DdlContext, database: str, name: str, /, *args: _Args.args, **kwargs: _Args.kwargs) -> DdlOutcome:
+        with ctx.locks.hold((database, name)):
+            return operation(ctx, database, name, *args, **kwargs)
+
+    return locked

@@ -14,7 +14,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.locations import check_location
 from hms_catalog.ddl.partition_values import normalized_values
 from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues, RecoverPartitions
@@ -68,6 +68,7 @@ def _name(keys: list[str], partition: ttypes.Partition) -> str:
     return make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in partition.values])
 
 
+@table_locked
 def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartitions) -> DdlOutcome:
     database, name = database.lower(), name.lower()
     struct = _partitioned(ctx, database, name, "ADD PARTITION")
@@ -102,6 +103,7 @@ def _matching(ctx: DdlContext, struct: ttypes.Table, specs: tuple[PartitionValue
     return wanted
 
 
+@table_locked
 def drop_partitions(ctx: DdlContext, database: str, name: str, change: DropPartitions) -> DdlOutcome:
     database, name = database.lower(), name.lower()
     struct = _partitioned(ctx, database, name, "DROP PARTITION")
@@ -137,6 +139,7 @@ def _folders(location: str, keys: list[str]) -> dict[str, str]:
     return found
 
 
+@table_locked
 def recover_partitions(ctx: DdlContext, database: str, name: str, change: RecoverPartitions) -> DdlOutcome:
     database, name = database.lower(), name.lower()
     struct = _partitioned(ctx, database, name, "RECOVER PARTITIONS")

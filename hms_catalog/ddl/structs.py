@@ -112,6 +112,9 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
         ordered = data + [next(c for c in spec.columns if c.name.lower() == p.lower()) for p in partition_names]
         parameters.update(spark_schema_parameters(ordered, partition_names))
         parameters["spark.sql.sources.provider"] = provider
+        # Spark tracks the partitions of its data source tables in the metastore (manageFilesourcePartitions,
+        # on by default) only when the table says so: without it an INSERT writes files but no partitions.
+        parameters["spark.sql.partitionProvider"] = "catalog"
         serde_parameters.update(dict(spec.options))
         if location is not None:
             serde_parameters["path"] = location

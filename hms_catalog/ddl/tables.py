@@ -13,7 +13,7 @@ import dataclasses
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.ddl.context import DdlContext, DdlOutcome
+from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import create_iceberg_table, iceberg_catalog
 from hms_catalog.ddl.locations import check_location, remaining_files
 from hms_catalog.ddl.specs import TableSpec
@@ -115,6 +115,7 @@ def create_table_like(ctx: DdlContext, database: str, name: str, source: ttypes.
     return ctx.outcome(f"table '{full}' created like {source.dbName}.{source.tableName}", changes)
 
 
+@table_locked
 def drop_table(ctx: DdlContext, database: str, name: str, *, if_exists: bool = False, purge: bool = False) -> DdlOutcome:
     """An external table keeps its files; a managed one loses them (what remains is named). ``purge`` also
     deletes an Iceberg table's files."""
@@ -149,11 +150,12 @@ def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, n
     """Rename within the catalog; a managed table's folder moves with it, as Hive moves it."""
     database, name, new_database, new_name = database.lower(), name.lower(), new_database.lower(), new_name.lower()
     full, new_full = f"{ctx.catalog.name}.{database}.{name}", f"{ctx.catalog.name}.{new_database}.{new_name}"
-    struct = changeable_table(ctx, database, name, "RENAME")
-    if (database, name) == (new_database, new_name):
-        raise ConfigurationError(f"table '{full}' already has that name")
-    renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
-    with ctx.changing([(database, name), (new_database, new_name)], events=[("ALTER_TABLE", database, name, 1)]) as changes:
+    names = [(database, name), (new_database, new_name)]
+    with ctx.locks.hold(*names), ctx.changing(names, events=[("ALTER_TABLE", database, name, 1)]) as changes:
+        struct = changeable_table(ctx, database, name, "RENAME")  # read under both names' locks
+        if (database, name) == (new_database, new_name):
+            raise ConfigurationError(f"table '{full}' already has that name")
+        renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
         ctx.client.alter_table(database, name, renamed)
         changes += [(ChangeKind.DROPPED, CatalogObject.for_table(database, name)),
                     (ChangeKind.ADDED, CatalogObject.for_table(new_database, new_name))]

@@ -50,6 +50,7 @@ def test_a_spark_data_source_table_records_spark_schema() -> None:
     table = table_struct(spec, "file:///w/t")
     params = table.parameters
     assert params["spark.sql.sources.provider"] == "parquet"
+    assert params["spark.sql.partitionProvider"] == "catalog"  # else Spark keeps its partitions out of the metastore
     fields = json.loads(params["spark.sql.sources.schema"])["fields"]
     assert [f["name"] for f in fields] == ["id", "v", "dt"]  # partition columns last, as Spark keeps them
     assert (params["spark.sql.sources.schema.numPartCols"], params["spark.sql.sources.schema.partCol.0"]) == ("1", "dt")

@@ -1,6 +1,7 @@
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.metastore.HiveMetaStore.HMSHandler;
@@ -29,6 +30,10 @@ import org.apache.hadoop.hive.metastore.messaging.PartitionFiles;
  *
  * Registered as hive.metastore.transactional.event.listeners: a failed change writes no event and an
  * event is never written for a change that was rolled back.
+ *
+ * Messages are built under the same lock as they are written: Hive's JSONMessageFactory shares one thrift
+ * (de)serializer between threads, so two concurrent ALTER TABLEs otherwise corrupt each other's message
+ * ("Event not set up correctly") and the change fails.
  */
 public class NotificationLogListener extends MetaStoreEventListener {
   private static final Object LOCK = new Object();
@@ -42,18 +47,18 @@ public class NotificationLogListener extends MetaStoreEventListener {
     return (int) (System.currentTimeMillis() / 1000L);
   }
 
-  private void write(ListenerEvent source, String type, String db, String table, Object message)
+  private void write(ListenerEvent source, String type, String db, String table, Supplier<Object> message)
       throws MetaException {
     if (!source.getStatus()) {
       return;
     }
-    NotificationEvent event = new NotificationEvent(0, now(), type, message.toString());
-    event.setMessageFormat(messages.getMessageFormat());
-    event.setDbName(db);
-    if (table != null) {
-      event.setTableName(table);
-    }
     synchronized (LOCK) {
+      NotificationEvent event = new NotificationEvent(0, now(), type, message.get().toString());
+      event.setMessageFormat(messages.getMessageFormat());
+      event.setDbName(db);
+      if (table != null) {
+        event.setTableName(table);
+      }
       HMSHandler.getMSForConf(getConf()).addNotificationEvent(event);
     }
   }
@@ -65,61 +70,61 @@ public class NotificationLogListener extends MetaStoreEventListener {
   @Override
   public void onCreateDatabase(CreateDatabaseEvent e) throws MetaException {
     write(e, MessageFactory.CREATE_DATABASE_EVENT, e.getDatabase().getName(), null,
-        messages.buildCreateDatabaseMessage(e.getDatabase()));
+        () -> messages.buildCreateDatabaseMessage(e.getDatabase()));
   }
 
   @Override
   public void onDropDatabase(DropDatabaseEvent e) throws MetaException {
     write(e, MessageFactory.DROP_DATABASE_EVENT, e.getDatabase().getName(), null,
-        messages.buildDropDatabaseMessage(e.getDatabase()));
+        () -> messages.buildDropDatabaseMessage(e.getDatabase()));
   }
 
   @Override
   public void onCreateTable(CreateTableEvent e) throws MetaException {
     Table t = e.getTable();
     write(e, MessageFactory.CREATE_TABLE_EVENT, t.getDbName(), t.getTableName(),
-        messages.buildCreateTableMessage(t, Collections.<String>emptyList().iterator()));
+        () -> messages.buildCreateTableMessage(t, Collections.<String>emptyList().iterator()));
   }
 
   @Override
   public void onDropTable(DropTableEvent e) throws MetaException {
     Table t = e.getTable();
     write(e, MessageFactory.DROP_TABLE_EVENT, t.getDbName(), t.getTableName(),
-        messages.buildDropTableMessage(t));
+        () -> messages.buildDropTableMessage(t));
   }
 
   @Override
   public void onAlterTable(AlterTableEvent e) throws MetaException {
     Table before = e.getOldTable();
     write(e, MessageFactory.ALTER_TABLE_EVENT, before.getDbName(), before.getTableName(),
-        messages.buildAlterTableMessage(before, e.getNewTable()));
+        () -> messages.buildAlterTableMessage(before, e.getNewTable()));
   }
 
   @Override
   public void onAddPartition(AddPartitionEvent e) throws MetaException {
     Table t = e.getTable();
     write(e, MessageFactory.ADD_PARTITION_EVENT, t.getDbName(), t.getTableName(),
-        messages.buildAddPartitionMessage(t, e.getPartitionIterator(), noFiles()));
+        () -> messages.buildAddPartitionMessage(t, e.getPartitionIterator(), noFiles()));
   }
 
   @Override
   public void onAlterPartition(AlterPartitionEvent e) throws MetaException {
     Table t = e.getTable();
     write(e, MessageFactory.ALTER_PARTITION_EVENT, t.getDbName(), t.getTableName(),
-        messages.buildAlterPartitionMessage(t, e.getOldPartition(), e.getNewPartition()));
+        () -> messages.buildAlterPartitionMessage(t, e.getOldPartition(), e.getNewPartition()));
   }
 
   @Override
   public void onDropPartition(DropPartitionEvent e) throws MetaException {
     Table t = e.getTable();
     write(e, MessageFactory.DROP_PARTITION_EVENT, t.getDbName(), t.getTableName(),
-        messages.buildDropPartitionMessage(t, e.getPartitionIterator()));
+        () -> messages.buildDropPartitionMessage(t, e.getPartitionIterator()));
   }
 
   @Override
   public void onInsert(InsertEvent e) throws MetaException {
     List<String> files = e.getFiles() == null ? Collections.<String>emptyList() : e.getFiles();
     write(e, MessageFactory.INSERT_EVENT, e.getDb(), e.getTable(),
-        messages.buildInsertMessage(e.getDb(), e.getTable(), e.getPartitionKeyValues(), files.iterator()));
+        () -> messages.buildInsertMessage(e.getDb(), e.getTable(), e.getPartitionKeyValues(), files.iterator()));
   }
 }
