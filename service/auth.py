@@ -15,9 +15,10 @@ from hms_catalog._private import private_directory
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.remote import TOKEN_FILE
 
-__all__ = ["load_token", "token_matches"]
+__all__ = ["MIN_TOKEN_LENGTH", "bearer_token", "load_token", "token_matches"]
 
-_MIN_LENGTH = 16
+MIN_TOKEN_LENGTH = 16
+_MIN_LENGTH = MIN_TOKEN_LENGTH
 
 
 def load_token(home: Path, token_file: Path | None = None) -> tuple[str, Path]:
@@ -45,11 +46,17 @@ def load_token(home: Path, token_file: Path | None = None) -> tuple[str, Path]:
     return token, path
 
 
-def token_matches(header: str | None, token: str) -> bool:
-    """Whether an ``Authorization`` header carries ``token`` as a bearer token (constant-time)."""
+def bearer_token(header: str | None) -> bytes | None:
+    """The token an ``Authorization: Bearer <token>`` header carries, as bytes to compare in constant time."""
     if not header:
-        return False
+        return None
     scheme, _, given = header.partition(" ")
     if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+        return None
+    return given.strip().encode("utf-8")
+
+
+def token_matches(header: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header carries ``token`` as a bearer token (constant-time)."""
+    given = bearer_token(header)
+    return given is not None and hmac.compare_digest(given, token.encode("utf-8"))

@@ -1,7 +1,10 @@
 """Errors as the API answers them: ``{"error": {"type": <exception class>, "message": ...}}`` and a status.
 
-Statuses follow what the error lets a client do: 400 fix the request, 404 create or name another
-object, 409 pick another name, 412 read again and retry, 502 the metastore refused, 503 try later.
+Statuses follow what the error lets a client do: 400 fix the request, 403 use a token that may, 404
+create or name another object, 409 pick another name, 412 read again and retry, 502 the metastore
+refused, 503 try later, 504 the change is done but not every follower of the change feed saw it in time.
+Fields a client can act on without parsing the message ride along: what was missing (``kind``, ``name``),
+whose token was refused and what it may do (``token``, ``access``, ``catalogs``), which followers lag.
 """
 
 from __future__ import annotations
@@ -21,12 +24,16 @@ from hms_catalog.errors import (
     VersionMismatchError,
 )
 from hms_catalog.masking import mask_text
+from service.access import ForbiddenError
+from service.sync_ddl import SyncDdlTimeoutError
 
 __all__ = ["error_response", "exception_response", "status_of"]
 
 log = logging.getLogger(__name__)
 
 _STATUSES: tuple[tuple[type[BaseException], int], ...] = (
+    (ForbiddenError, 403),
+    (SyncDdlTimeoutError, 504),
     (NotFoundError, 404),
     (AlreadyExistsError, 409),
     (VersionMismatchError, 412),
@@ -34,6 +41,11 @@ _STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (PoolClosedError, 503),
     (MetastoreError, 502),
     (HmsCatalogError, 400),
+)
+
+
+_DETAILS: tuple[tuple[str, type], ...] = (
+    ("kind", str), ("name", str), ("token", str), ("access", str), ("catalogs", list), ("lagging", dict),
 )
 
 
@@ -59,5 +71,5 @@ def exception_response(error: BaseException) -> JSONResponse:
     if status == 500:
         log.exception("unexpected error answering a request", exc_info=error)
         return error_response(500, "InternalError", f"{type(error).__name__}: {error}")
-    details = {key: getattr(error, key) for key in ("kind", "name") if isinstance(getattr(error, key, None), str)}
+    details = {key: getattr(error, key) for key, kind in _DETAILS if isinstance(getattr(error, key, None), kind)}
     return error_response(status, type(error).__name__, str(error) or type(error).__name__, details)

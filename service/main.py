@@ -23,6 +23,7 @@ from hms_catalog.registry import shared_manager
 from service.app import create_app
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
+from service.tokens import NamedToken, load_tokens
 
 __all__ = ["COMMAND", "ServeCommand"]
 
@@ -46,7 +47,8 @@ class ServeCommand:
                 "the metastore pools, caches, event followers, versions and change log, and every client "
                 "shares them. Every request but /v1/health needs 'Authorization: Bearer <token>'; the token is "
                 "made on first start in HOME/server.token (readable by its owner only) unless --token-file "
-                "names one. Stop it with SIGTERM or Ctrl-C."
+                "names one. It may do everything; --tokens names tokens that may only read, or change only some "
+                "catalogs. Every change is appended to HOME/audit.log. Stop it with SIGTERM or Ctrl-C."
             ),
             epilog=(
                 "examples:\n"
@@ -63,6 +65,10 @@ class ServeCommand:
                             help=f"address to listen on (default {DEFAULT_HOST}: this machine only)")
         parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
         parser.add_argument("--token-file", type=Path, help="read the bearer token from FILE instead of HOME/server.token")
+        parser.add_argument("--tokens", type=Path, metavar="PATH",
+                            help='named tokens besides the server\'s own, as JSON: {"tokens": [{"name": "ro", "token": "...", '
+                                 '"access": "read"}, {"name": "etl", "token": "...", "access": "write", "catalogs": ["prod"]}]} '
+                                 "(keep it readable by its owner only)")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
         self._companions = companions()
@@ -71,7 +77,7 @@ class ServeCommand:
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
         try:
-            return serve(home, host=args.host, port=args.port, token_file=args.token_file,
+            return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
@@ -94,11 +100,12 @@ class _Server(uvicorn.Server):
 
 
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
-          tls_cert: Path | None = None, tls_key: Path | None = None, args: argparse.Namespace | None = None,
-          companions: Sequence[Companion] = ()) -> int:
+          tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
+          args: argparse.Namespace | None = None, companions: Sequence[Companion] = ()) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
-    ``companions`` (``serve --spark-connect``) start as the parsed ``serve`` options ``args`` ask.
+    ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
+    --spark-connect``) start as the parsed ``serve`` options ``args`` ask.
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
@@ -106,6 +113,11 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         if path is not None and not path.is_file():
             raise ConfigurationError(f"{option} {path}: no such file")
     token, token_path = load_token(home, token_file)
+    named: tuple[NamedToken, ...] = ()
+    if tokens_file is not None:
+        named, warnings = load_tokens(tokens_file, token)
+        for warning in warnings:
+            print(warning, file=sys.stderr, flush=True)
     listener = _bind(host, port)
     stopping = threading.Event()
     manager = shared_manager(home)
@@ -124,7 +136,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
             started.stop()
         listener.close()
         raise
-    app = create_app(manager, token, stopping=stopping, companions=running)
+    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,

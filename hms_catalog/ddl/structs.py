@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.specs import ColumnSpec, DatabaseSpec, PartitionValues, RowFormatSpec, TableSpec
-from hms_catalog.errors import ConfigurationError
+from hms_catalog.errors import ConfigurationError, SchemaError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.formats.storage import LAZY_SIMPLE_SERDE, SPARK_PROVIDERS, SPARK_SOURCE_STORAGE, STORAGE_FORMATS, storage_format
 from hms_catalog.types import StructField, parse_hive_type, to_hive_string, to_spark_schema
@@ -43,6 +43,8 @@ def check_type(column: ColumnSpec) -> str:
     """The column's Hive type in the metastore's spelling, or ConfigurationError naming the column."""
     try:
         return to_hive_string(parse_hive_type(column.type, column=column.name))
+    except SchemaError as error:  # the parser's message names the column and the position already
+        raise ConfigurationError(str(error)) from error
     except Exception as error:
         raise ConfigurationError(f"column '{column.name}': {error}") from error
 

@@ -136,18 +136,74 @@ class CatalogServiceClient:
     def schema_cache(self, catalog: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/catalogs/{_segment(catalog)}/schema-cache")
 
-    def changes(self, catalog: str, since: int = 0, wait: float | None = None) -> dict[str, Any]:
-        """Changes after version ``since``; with ``wait``, blocks until there is one or ``wait`` seconds pass."""
+    def changes(self, catalog: str, since: int = 0, wait: float | None = None, follower: str | None = None) -> dict[str, Any]:
+        """Changes after version ``since``; with ``wait``, blocks until there is one or ``wait`` seconds pass.
+
+        ``follower``: this client's id; asking from ``since`` then tells the service it has applied every
+        change up to it, which a DDL run with sync_ddl waits for.
+        """
         query: dict[str, Any] = {"since": since}
         if wait is not None:
             query["wait"] = wait
+        if follower is not None:
+            query["follower"] = follower
         return self._json("GET", f"/v1/catalogs/{_segment(catalog)}/changes?{urlencode(query)}",
                           timeout=self._timeout + (wait or 0.0))
 
-    def statement(self, sql: str, catalog: str | None = None, database: str | None = None) -> dict[str, Any]:
-        """Run statements on the server with this current catalog and database; rows as JSON (see values.py)."""
-        body = {"sql": sql, "catalog": catalog, "database": database}
+    def statement(self, sql: str, catalog: str | None = None, database: str | None = None, *,
+                  options: Mapping[str, str] | None = None, sync_ddl: bool = False) -> dict[str, Any]:
+        """Run statements on the server with this current catalog and database; rows as JSON (see values.py).
+
+        ``options``: session options (``SET sync_ddl = true`` and the like) for the statements to run with.
+        """
+        body = {"sql": sql, "catalog": catalog, "database": database, "options": dict(options) if options else None,
+                "sync_ddl": sync_ddl or None}
         return self._json("POST", "/v1/statements", {k: v for k, v in body.items() if v is not None})
+
+    # DDL: each answers {"result": what was done, "version": the catalog's version after it} -------------
+
+    def create_database(self, catalog: str, name: str, **options: Any) -> dict[str, Any]:
+        """``options``: comment, location, properties, if_not_exists (as the body of POST .../databases)."""
+        return self._json("POST", f"/v1/catalogs/{_segment(catalog)}/databases", {"name": name, **options})
+
+    def alter_database(self, catalog: str, database: str, properties: Mapping[str, str]) -> dict[str, Any]:
+        return self._json("PATCH", _database_path(catalog, database), {"properties": dict(properties)})
+
+    def drop_database(self, catalog: str, database: str, *, cascade: bool = False, if_exists: bool = False) -> dict[str, Any]:
+        return self._json("DELETE", _database_path(catalog, database) + _flags(cascade=cascade, if_exists=if_exists))
+
+    def create_table(self, catalog: str, database: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``body`` as POST .../tables takes it: ``{"name", "columns": [{"name", "type"}], ...}`` or ``{"name", "like"}``."""
+        return self._json("POST", _database_path(catalog, database) + "/tables", dict(body))
+
+    def alter_table(self, catalog: str, database: str, table: str, changes: list[Mapping[str, Any]], *,
+                    if_version: int | None = None, sync_ddl: bool = False) -> dict[str, Any]:
+        """``changes`` in order (``{"op": "add_columns", "columns": [...]}``, ...); with ``if_version``, only if
+        the table is still at the version its :meth:`table` reported."""
+        return self._json("PATCH", _table_path(catalog, database, table) + _flags(sync_ddl=sync_ddl),
+                          {"changes": [dict(change) for change in changes]}, if_version=if_version)
+
+    def drop_table(self, catalog: str, database: str, table: str, *, purge: bool = False, if_exists: bool = False) -> dict[str, Any]:
+        return self._json("DELETE", _table_path(catalog, database, table) + _flags(purge=purge, if_exists=if_exists))
+
+    def partitions(self, catalog: str, database: str, table: str, where: str | None = None) -> list[str]:
+        """Partition names (``k=v/k2=v2``), narrowed by ``where`` as SHOW PARTITIONS ... WHERE narrows them."""
+        query = "" if where is None else f"?{urlencode({'where': where})}"
+        return list(self._json("GET", _table_path(catalog, database, table) + "/partitions" + query)["partitions"])
+
+    def add_partitions(self, catalog: str, database: str, table: str, partitions: list[Mapping[str, Any]], *,
+                       if_not_exists: bool = False) -> dict[str, Any]:
+        """``partitions``: ``{"values": {"dt": "2024-01-01"}, "location": ...}`` each."""
+        body = {"partitions": [dict(partition) for partition in partitions], "if_not_exists": if_not_exists}
+        return self._json("POST", _table_path(catalog, database, table) + "/partitions", body)
+
+    def drop_partitions(self, catalog: str, database: str, table: str, names: list[str], *, if_exists: bool = False,
+                        purge: bool = False) -> dict[str, Any]:
+        query = urlencode([("name", name) for name in names] + [("if_exists", _flag(if_exists)), ("purge", _flag(purge))])
+        return self._json("DELETE", _table_path(catalog, database, table) + f"/partitions?{query}")
+
+    def recover_partitions(self, catalog: str, database: str, table: str, *, add: bool = True, drop: bool = False) -> dict[str, Any]:
+        return self._json("POST", _table_path(catalog, database, table) + "/partitions/recover", {"add": add, "drop": drop})
 
     # Transport -------------------------------------------------------------------------------------
 
@@ -261,5 +317,19 @@ def _segment(name: str) -> str:
     return quote(name, safe="")
 
 
+def _database_path(catalog: str, database: str) -> str:
+    return f"/v1/catalogs/{_segment(catalog)}/databases/{_segment(database)}"
+
+
 def _table_path(catalog: str, database: str, table: str) -> str:
-    return f"/v1/catalogs/{_segment(catalog)}/databases/{_segment(database)}/tables/{_segment(table)}"
+    return f"{_database_path(catalog, database)}/tables/{_segment(table)}"
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _flags(**flags: bool) -> str:
+    """Query flags that are set, as ``?a=true&b=true`` (none: "")."""
+    set_ = [(name, _flag(True)) for name, value in flags.items() if value]
+    return f"?{urlencode(set_)}" if set_ else ""

@@ -3,12 +3,14 @@
 :func:`served` starts a server on a home, finds it by the line it prints before taking requests, waits
 until ``/v1/health`` answers, and on exit stops it and checks that nothing outlived it: no process of its,
 no listening port, no traceback on its stderr. Most API tests share one server (``service``) over one
-Spark-written warehouse (``warehouse``); only the lifecycle tests start servers of their own.
+Spark-written warehouse (``warehouse``); the DDL tests share another (``ddl_service``), started with named
+tokens and needing no Spark; only the lifecycle tests start servers of their own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -29,6 +31,11 @@ from tests.support.service import Server, served
 EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": "200"}
 SECRET = "hunter2-not-to-be-shown"
 DB = f"svc{os.getpid()}"
+# The named tokens of ``ddl_service``: one that reads, one that may change catalog ``hive`` only.
+READ_TOKEN = "read-only-token-of-the-tests-0001"
+WRITE_TOKEN = "etl-token-of-the-tests-for-hive-0002"
+TOKENS = {"tokens": [{"name": "ro", "token": READ_TOKEN, "access": "read", "catalogs": ["*"]},
+                     {"name": "etl", "token": WRITE_TOKEN, "access": "write", "catalogs": ["hive"]}]}
 
 
 def metric(text: str, name: str, **labels: str) -> float:
@@ -213,3 +220,21 @@ def api(service: Server, metastore_uri: str) -> Iterator[CatalogServiceClient]:
                           comment="the test metastore")
     yield opened
     opened.close()
+
+
+@pytest.fixture(scope="package")
+def ddl_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Server]:
+    """A server started with ``--tokens`` (``ro`` reads, ``etl`` changes ``hive`` only), whose catalogs ``hive``
+    and ``other`` are both the test metastore (without event following: the DDLs' own bookkeeping is tested)."""
+    directory = tmp_path_factory.mktemp("ddl")
+    tokens = directory / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
+    tokens.chmod(0o600)
+    with served(directory / "home", "--tokens", str(tokens)) as running:
+        client = running.client()
+        try:
+            for name in ("hive", "other"):
+                client.create_catalog(name, hms_properties(metastore_uri))
+        finally:
+            client.close()
+        yield running

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -35,16 +37,38 @@ def test_the_openapi_document_lists_every_endpoint(service: Server) -> None:
         "/metrics": {"get"},
         "/v1/catalogs": {"get", "post"},
         "/v1/catalogs/{catalog}": {"get", "patch", "delete"},
-        "/v1/catalogs/{catalog}/databases": {"get"},
-        "/v1/catalogs/{catalog}/databases/{database}/tables": {"get"},
-        TABLE_ROUTE: {"get"},
+        "/v1/catalogs/{catalog}/databases": {"get", "post"},
+        "/v1/catalogs/{catalog}/databases/{database}": {"get", "patch", "delete"},
+        "/v1/catalogs/{catalog}/databases/{database}/tables": {"get", "post"},
+        TABLE_ROUTE: {"get", "patch", "delete"},
         TABLE_ROUTE + "/plan": {"post"},
+        TABLE_ROUTE + "/partitions": {"get", "post", "delete"},
+        TABLE_ROUTE + "/partitions/recover": {"post"},
         "/v1/catalogs/{catalog}/refresh": {"post"},
         "/v1/catalogs/{catalog}/cache": {"get"},
         "/v1/catalogs/{catalog}/schema-cache": {"get"},
         "/v1/catalogs/{catalog}/changes": {"get"},
         "/v1/statements": {"post"},
     }
+    # The DDL routes' bodies and flags are declared, so clients can be generated from the document.
+    paths, schemas = document["paths"], document["components"]["schemas"]
+
+    def body(path: str, method: str) -> str:
+        return json.dumps(paths[path][method]["requestBody"]["content"]["application/json"]["schema"])
+
+    assert "NewDatabase" in body("/v1/catalogs/{catalog}/databases", "post")
+    assert {"NewTable", "NewTableLike"} <= set(re.findall(r"schemas/(\w+)", body("/v1/catalogs/{catalog}/databases/{database}/tables",
+                                                                                "post")))
+    assert "TableChanges" in body(TABLE_ROUTE, "patch") and "AddPartitionsBody" in body(TABLE_ROUTE + "/partitions", "post")
+    assert set(schemas["TableChanges"]["properties"]["changes"]["items"]["discriminator"]["mapping"]) == {
+        "add_columns", "rename_column", "change_column", "replace_columns", "rename", "set_properties", "unset_properties",
+        "set_location"}
+    assert set(schemas["PartitionList"]["properties"]) == {"partitions"}
+    assert set(schemas["DdlAnswer"]["properties"]) == {"result", "version"}
+    dropped = paths["/v1/catalogs/{catalog}/databases/{database}"]["delete"]["parameters"]
+    assert {"sync_ddl", "sync_ddl_timeout", "cascade", "if_exists"} <= {p["name"] for p in dropped}
+    assert "follower" in {p["name"] for p in paths["/v1/catalogs/{catalog}/changes"]["get"]["parameters"]}
+    assert "sync_ddl" in schemas["StatementRequest"]["properties"]
 
 
 def test_a_catalog_is_created_altered_renamed_and_dropped(service: Server, api: CatalogServiceClient, metastore_uri: str,

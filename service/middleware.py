@@ -1,0 +1,162 @@
+"""The ASGI layers around the routes: the token gate, the body limit and the request metrics.
+
+Plain ASGI rather than Starlette's ``BaseHTTPMiddleware``, which costs a task group per request.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.access import Principal
+from service.errors import error_response
+from service.metrics import RequestMetrics
+from service.tokens import TokenTable
+
+__all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "principal_of"]
+
+PRINCIPAL = "hms_catalog.principal"  # the scope key under which the gate leaves whose token a request carries
+_OPEN_PATHS = frozenset({"/v1/health"})
+_DRAIN_BYTES = 16 * 1024 * 1024  # the most of an oversized body read and dropped before answering 413
+
+
+def principal_of(request: Request) -> Principal:
+    """The principal the gate found for this request (a FastAPI dependency)."""
+    principal = request.scope.get(PRINCIPAL)
+    assert isinstance(principal, Principal), "the gate lets no request through without a principal"
+    return principal
+
+
+class Gate:
+    """Refuses requests without a known bearer token (401); leaves the token's principal in the scope."""
+
+    def __init__(self, app: ASGIApp, tokens: TokenTable) -> None:
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            principal = self.tokens.principal(header)
+            if principal is None:
+                refused = error_response(401, "Unauthorized", "a valid 'Authorization: Bearer <token>' header is required")
+                await refused(scope, receive, send)
+                return
+            scope[PRINCIPAL] = principal
+        await self.app(scope, receive, send)
+
+
+class Measured:
+    """Measures every request by route template, with the status it was answered with.
+
+    Outside the body limit, which answers 413 itself (and drops what the application then answers), so
+    those are counted as 413.
+    """
+
+    def __init__(self, app: ASGIApp, requests: RequestMetrics) -> None:
+        self.app = app
+        self.requests = requests
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        status = 500
+
+        async def noted(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted)
+        finally:
+            route = _route_of(scope["app"], scope) if "app" in scope else "other"
+            self.requests.observe(scope["method"], route, status, time.perf_counter() - began)
+
+
+class BodyLimit:
+    """413 for a request body over ``limit`` bytes, declared or streamed, before anything reads it."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._too_large(scope, receive, send, unread=int(declared))
+            return
+        received = 0
+        refused = False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    # Answer now: the application may turn the exception below into an answer of its own
+                    # (a body it could not parse), which ``guarded`` then drops.
+                    refused = True
+                    more = bool(message.get("more_body", False))
+                    await self._too_large(scope, receive, send, unread=_DRAIN_BYTES if more else 0)
+                    raise _TooLarge
+            return message
+
+        async def guarded(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        try:
+            await self.app(scope, counted, guarded)
+        except Exception:
+            if not refused:
+                raise
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, *, unread: int) -> None:
+        # Read (and drop) what the client is still sending, up to a bound, so that it reads the answer
+        # instead of a connection reset by a server closing on unread bytes.
+        drained = 0
+        while 0 < unread <= _DRAIN_BYTES and drained <= _DRAIN_BYTES:
+            message = await receive()
+            drained += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+        response = error_response(413, "PayloadTooLarge", f"the request body is over {self.limit} bytes")
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _route_of(app: FastAPI, scope: Scope) -> str:
+    """The route template a request matches (``/v1/catalogs/{catalog}``), so metrics do not grow per name."""
+    matched = scope.get("route")  # the router records the route it dispatched to
+    if matched is not None and getattr(matched, "path", None):
+        return str(matched.path)
+    return _matching(app.router.routes, scope) or "other"  # answered before routing (a 413, a 401)
+
+
+def _matching(routes: Any, scope: Scope) -> str | None:
+    for route in routes:
+        included = getattr(route, "original_router", None)  # an included router: its routes carry whole paths
+        if included is not None:
+            found = _matching(included.routes, scope)
+            if found is not None:
+                return found
+            continue
+        match, _ = route.matches(scope)
+        if match is Match.FULL and getattr(route, "path", None):
+            return str(route.path)
+    return None

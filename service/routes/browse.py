@@ -1,0 +1,80 @@
+"""Reading the catalog: databases, a database, tables, a table's view and version, its split plan, and what is cached."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from fastapi import APIRouter, Response
+from starlette.responses import JSONResponse
+
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.execution.browse_commands import like_matcher
+from hms_catalog.properties import mask_properties
+from hms_catalog.sql import ast
+from planner.aggregates import AggregateFunction, AggregateRequest
+from planner.core import plan_table
+from service.bodies import PlanRequest
+from service.routes._common import Who
+from service.state import ServiceState
+from service.views import result_json
+
+__all__ = ["router"]
+
+
+def router(state: ServiceState) -> APIRouter:
+    routes = APIRouter()
+    manager = state.manager
+
+    @routes.get("/v1/catalogs/{catalog}/databases")
+    def databases(catalog: str) -> dict[str, Any]:
+        return {"databases": list(manager.catalog(catalog).database_names())}
+
+    @routes.get("/v1/catalogs/{catalog}/databases/{database}")
+    def database(catalog: str, database: str) -> dict[str, Any]:
+        """The database as the metastore keeps it (what CREATE and ALTER DATABASE set), secrets masked."""
+        live = manager.catalog(catalog)
+        found = live.database(database).definition
+        return {"catalog": live.name, "name": found.name, "comment": found.description or "", "location": found.locationUri,
+                "properties": mask_properties(dict(found.parameters or {}))}
+
+    @routes.get("/v1/catalogs/{catalog}/databases/{database}/tables")
+    def tables(catalog: str, database: str, like: str | None = None) -> dict[str, Any]:
+        names = manager.catalog(catalog).database(database).table_names()
+        if like is not None:
+            matcher = like_matcher(like)
+            names = tuple(name for name in names if matcher.fullmatch(name))
+        return {"tables": list(names)}
+
+    @routes.get("/v1/catalogs/{catalog}/databases/{database}/tables/{table}")
+    def table(catalog: str, database: str, table: str) -> JSONResponse:
+        """The table's view; its ``version`` is what ``If-Match`` on a PATCH of the table may expect."""
+        live = manager.catalog(catalog)
+        metadata = live.table(database, table).metadata  # the cached load, or one single-flight load
+        view = state.views.get(live.name, database, table, metadata)
+        return JSONResponse({**view, "version": live.database(database).table_version(table)})
+
+    @routes.post("/v1/catalogs/{catalog}/databases/{database}/tables/{table}/plan")
+    def plan(catalog: str, database: str, table: str, body: PlanRequest) -> Response:
+        live = manager.catalog(catalog)
+        handle = live.table(database, table)
+        aggregate = None if body.aggregate is None else AggregateRequest(
+            tuple(AggregateFunction(f.function, f.column) for f in body.aggregate.functions))
+        made = plan_table(live, handle, body.where, statistics=body.statistics or aggregate is not None, aggregate=aggregate)
+        if body.columns is not None:
+            known = {column.name.lower() for column in made.schema.columns}
+            unknown = [name for name in body.columns if name.lower() not in known]
+            if unknown:
+                raise ConfigurationError(f"table {handle.full_name} has no column(s) {', '.join(unknown)}")
+            made = replace(made, options={**made.options, "columns": ",".join(body.columns)})
+        return Response(made.dumps(), media_type="application/json")
+
+    @routes.get("/v1/catalogs/{catalog}/cache")
+    def cache(catalog: str, who: Who) -> dict[str, Any]:
+        return result_json(state.session(who).execute(ast.ShowCache(catalog=catalog)))
+
+    @routes.get("/v1/catalogs/{catalog}/schema-cache")
+    def schema_cache(catalog: str, who: Who) -> dict[str, Any]:
+        return result_json(state.session(who).execute(ast.ShowSchemaCache(catalog=catalog)))
+
+    return routes

@@ -1,0 +1,71 @@
+"""A table's partitions: listed as SHOW PARTITIONS lists them (pruned by ``where`` as the planner prunes),
+added, dropped and recovered from storage (MSCK REPAIR) as the ALTER TABLE statements do."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+
+from hms_catalog.ddl import specs
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.formats.partition_names import parse_partition_name
+from hms_catalog.sql import ast, ast_ddl
+from hms_catalog.sql.parser import parse_expression
+from service.ddl_bodies import AddPartitionsBody, DdlAnswer, RecoverBody
+from service.routes._common import Sync, Who, rest_statement, run_ddl
+from service.routes.ddl import TABLE
+from service.state import ServiceState
+
+__all__ = ["PartitionList", "router"]
+
+PARTITIONS = TABLE + "/partitions"
+
+
+class PartitionList(BaseModel):
+    partitions: list[str]
+
+
+def router(state: ServiceState) -> APIRouter:
+    routes = APIRouter()
+
+    @routes.get(PARTITIONS)
+    def list_partitions(catalog: str, database: str, table: str, who: Who,
+                        where: Annotated[str | None, Query(description="a predicate on partition columns: dt >= '2024-01-01' "
+                                                                       "AND h > 2 (typed comparison)")] = None) -> PartitionList:
+        statement = ast_ddl.ShowPartitions(ast.TableName(catalog, database, table),
+                                           where=None if where is None else parse_expression(where))
+        result = state.session(who).execute(statement)
+        return PartitionList(partitions=[str(row[0]) for row in result.rows])
+
+    @routes.post(PARTITIONS)
+    def add_partitions(catalog: str, database: str, table: str, body: AddPartitionsBody, request: Request, who: Who,
+                       sync: Sync) -> DdlAnswer:
+        node = ast_ddl.AlterTable(ast.TableName(catalog, database, table), body.change(), text=rest_statement(request, body))
+        return run_ddl(state, who, catalog, [node], sync)
+
+    @routes.delete(PARTITIONS)
+    def drop_partitions(catalog: str, database: str, table: str, request: Request, who: Who, sync: Sync,
+                        name: Annotated[list[str], Query(min_length=1, description="k=v/k2=v2 as SHOW PARTITIONS names it "
+                                                                                   "(escaped as Hive escapes); a partial "
+                                                                                   "spec drops every partition it matches")],
+                        if_exists: bool = False, purge: bool = False) -> DdlAnswer:
+        change = specs.DropPartitions(tuple(_spec(each) for each in name), if_exists, purge)
+        node = ast_ddl.AlterTable(ast.TableName(catalog, database, table), change, text=rest_statement(request))
+        return run_ddl(state, who, catalog, [node], sync)
+
+    @routes.post(PARTITIONS + "/recover")
+    def recover_partitions(catalog: str, database: str, table: str, request: Request, who: Who, sync: Sync,
+                           body: RecoverBody | None = None) -> DdlAnswer:
+        body = body or RecoverBody()
+        node = ast_ddl.AlterTable(ast.TableName(catalog, database, table), body.change(), text=rest_statement(request, body))
+        return run_ddl(state, who, catalog, [node], sync)
+
+    return routes
+
+
+def _spec(name: str) -> specs.PartitionValues:
+    if not name or any("=" not in part for part in name.split("/")):
+        raise ConfigurationError(f"partition name {name!r} must be k=v or k=v/k2=v2 (as SHOW PARTITIONS names them)")
+    return specs.PartitionValues(parse_partition_name(name))

@@ -1,0 +1,80 @@
+"""What the routes of one service share, handed to each router when the app is built (no globals).
+
+One :class:`CatalogManager` (so one live ExternalCatalog per catalog, with its pools, caches and per-table
+DDL locks, serves every request), the companions, the request metrics, the table views, the followers
+of the change feed, the audit log, and the engine SELECT started (a SparkSession kept for later requests).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from anyio import CapacityLimiter
+
+from hms_catalog.execution import Session
+from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
+from hms_catalog.manager import CatalogManager
+from service.access import Principal
+from service.audit import AuditLog
+from service.companions import RunningCompanion
+from service.metrics import RequestMetrics
+from service.sessions import ServiceSession
+from service.sync_ddl import FollowerRegistry, SyncWaiter
+from service.views import TableViews
+
+__all__ = ["ServiceState"]
+
+_LONG_POLLS = 256  # long polls wait on a pool of their own, so they cannot starve the other requests
+
+
+class ServiceState:
+    def __init__(self, manager: CatalogManager, *, audit: AuditLog, stopping: threading.Event | None = None,
+                 companions: Mapping[str, RunningCompanion] | None = None) -> None:
+        self.manager = manager
+        self.audit = audit
+        self.stopping = stopping if stopping is not None else threading.Event()
+        self.companions = dict(companions or {})
+        self.requests = RequestMetrics()
+        self.views = TableViews()
+        self.followers = FollowerRegistry()
+        self.long_polls = CapacityLimiter(_LONG_POLLS)
+        self.started = time.time()
+        self._engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
+        self._engine_lock = threading.Lock()
+
+    def session(self, principal: Principal, catalog: str | None = None, database: str | None = None) -> ServiceSession:
+        """A session for one request, acting for ``principal``. What statements started in earlier sessions
+        (SELECT's Spark) is shared through each extra's ``for_session``, so names resolve by this request's
+        position; the sync_ddl waiter is the session's own, reading its options."""
+        opened = ServiceSession(self.manager, principal, self.audit)
+        opened.set_position(catalog, database)
+        for companion in self.companions.values():
+            opened.engine_options.update(companion.engine_options())
+        with self._engine_lock:
+            shared = dict(self._engine)
+        opened.extras = {key: value.for_session(opened) if hasattr(value, "for_session") else value
+                         for key, value in shared.items()}
+        opened.extras[SYNC_DDL_WAITER] = SyncWaiter(self.followers, lambda name: self.manager.catalog(name).versions,
+                                                    opened.options, self.stopping)
+        return opened
+
+    def keep_engines(self, opened: Session) -> None:
+        """Keep what a request's statements started (the first SELECT's Spark) for the requests after it."""
+        with self._engine_lock:
+            for key, value in opened.extras.items():
+                if key != SYNC_DDL_WAITER:
+                    self._engine.setdefault(key, value)
+
+    def close(self) -> None:
+        """Stop the SparkSession SELECT started, then the event followers and metastore connections."""
+        self.stopping.set()
+        engine_session = Session(self.manager)
+        with self._engine_lock:
+            engine_session.extras = dict(self._engine)
+        try:
+            engine_session.close()
+        finally:
+            self.manager.close()

@@ -1,0 +1,122 @@
+"""Named tokens (``serve --tokens PATH``) beside the server's own, and the principal a request's token names.
+
+The file is read and checked once, at start: a service that starts has a token table that means what its
+author meant, or it does not start and the error names the file, the entry and what is wrong (never a
+secret). Each request's token is compared with every known token in constant time, all of them every
+time, so neither a prefix nor which entry matched shows in the time an answer takes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hms_catalog.errors import ConfigurationError
+from service.access import ADMIN, Access, Principal
+from service.auth import MIN_TOKEN_LENGTH, bearer_token
+
+__all__ = ["NamedToken", "TokenTable", "load_tokens"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+_ENTRY_KEYS = frozenset({"name", "token", "access", "catalogs"})
+_ACCESS = {"read": Access.READ, "write": Access.WRITE}
+
+
+@dataclass(frozen=True)
+class NamedToken:
+    principal: Principal
+    secret: str = field(repr=False)
+
+
+class TokenTable:
+    """The server's own token (the admin) and the named ones, looked up by a request's ``Authorization`` header."""
+
+    def __init__(self, admin_token: str, named: Sequence[NamedToken] = ()) -> None:
+        self._entries = [(admin_token.encode("utf-8"), ADMIN)] + [(t.secret.encode("utf-8"), t.principal) for t in named]
+
+    def principal(self, header: str | None) -> Principal | None:
+        """Whose token the header carries, or None (401)."""
+        given = bearer_token(header)
+        if given is None:
+            return None
+        found = None
+        for secret, principal in self._entries:  # every entry, whatever matched: the time says nothing
+            if hmac.compare_digest(given, secret) and found is None:
+                found = principal
+        return found
+
+
+def load_tokens(path: Path, admin_token: str) -> tuple[tuple[NamedToken, ...], list[str]]:
+    """The named tokens of ``path`` and warnings about the file (readable by others); ConfigurationError
+    naming the file and the entry for anything malformed."""
+    where = f"--tokens {path}"
+    try:
+        text = path.expanduser().read_text(encoding="utf-8")
+        mode = path.expanduser().stat().st_mode
+    except OSError as error:
+        raise ConfigurationError(f"{where}: cannot read it: {error.strerror}") from error
+    warnings = []
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warnings.append(f"warning: {where} may be read by others (mode {stat.S_IMODE(mode):o}); it holds secrets: chmod 600 it")
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise ConfigurationError(f"{where}: not valid JSON: {error}") from None  # the error quotes no more than a position
+    if not isinstance(document, Mapping) or not isinstance(document.get("tokens"), list) or set(document) != {"tokens"}:
+        raise ConfigurationError(f'{where}: expected {{"tokens": [{{"name", "token", "access", "catalogs"}}, ...]}}')
+    named: list[NamedToken] = []
+    for index, entry in enumerate(document["tokens"], start=1):
+        named.append(_entry(f"{where}: entry {index}", entry, admin_token))
+    _check_unique(where, named)
+    return tuple(named), warnings
+
+
+def _entry(where: str, entry: Any, admin_token: str) -> NamedToken:
+    if not isinstance(entry, Mapping):
+        raise ConfigurationError(f'{where}: expected an object {{"name", "token", "access", "catalogs"}}')
+    name = entry.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigurationError(f"{where}: 'name' must be a word of letters, digits, '_', '.', '@' or '-' (up to 64), "
+                                 f"got {name!r}")
+    where = f"{where} ('{name}')"
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown key(s) {', '.join(unknown)} (known: access, catalogs, name, token)")
+    if name.lower() == ADMIN.name:
+        raise ConfigurationError(f"{where}: the name '{ADMIN.name}' is the server's own token's, in the audit log too")
+    secret = entry.get("token")
+    if not isinstance(secret, str) or len(secret.strip()) < MIN_TOKEN_LENGTH or secret != secret.strip():
+        raise ConfigurationError(f"{where}: 'token' must be a string of at least {MIN_TOKEN_LENGTH} characters, "
+                                 "without blanks around it")
+    if hmac.compare_digest(secret.encode("utf-8"), admin_token.encode("utf-8")):
+        raise ConfigurationError(f"{where}: its token is the server's own (admin) token; give it a token of its own")
+    access = entry.get("access")
+    if access not in _ACCESS:
+        raise ConfigurationError(f"{where}: 'access' must be 'read' or 'write', got {access!r}")
+    catalogs = entry.get("catalogs", ["*"])
+    if not isinstance(catalogs, list) or not catalogs or not all(isinstance(c, str) and c.strip() for c in catalogs):
+        raise ConfigurationError(f"{where}: 'catalogs' must be a non-empty list of catalog names, or [\"*\"] for every catalog")
+    lowered = tuple(dict.fromkeys(c.strip().lower() for c in catalogs))
+    if _ACCESS[access] is Access.READ and lowered != ("*",):
+        raise ConfigurationError(f"{where}: a read token reads every catalog; 'catalogs' limits what a write token may "
+                                 f"change, so give a read token [\"*\"] (or leave it out)")
+    return NamedToken(Principal(name, _ACCESS[access], lowered), secret)
+
+
+def _check_unique(where: str, named: list[NamedToken]) -> None:
+    seen_names: dict[str, int] = {}
+    for index, token in enumerate(named, start=1):
+        key = token.principal.name.lower()
+        if key in seen_names:
+            raise ConfigurationError(f"{where}: entries {seen_names[key]} and {index} are both named '{token.principal.name}'")
+        seen_names[key] = index
+        for other_index, other in enumerate(named[: index - 1], start=1):
+            if hmac.compare_digest(token.secret.encode("utf-8"), other.secret.encode("utf-8")):
+                raise ConfigurationError(f"{where}: entries {other_index} ('{other.principal.name}') and {index} "
+                                         f"('{token.principal.name}') have the same token")
