@@ -17,7 +17,9 @@ from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.versions import CallForm
 from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
 
-__all__ = ["MetastoreWrites", "MetastoreWriteCalls"]
+__all__ = ["DROP_BATCH", "MetastoreWrites", "MetastoreWriteCalls"]
+
+DROP_BATCH = 100  # partition names per drop_partitions_req (see MetastoreWriteCalls.drop_partitions)
 
 
 @runtime_checkable
@@ -119,11 +121,15 @@ class MetastoreWriteCalls:
             self._call("alter_partitions", self._db(database), table, partitions, missing=("table", f"{database}.{table}"))
 
     def drop_partitions(self, database: str, table: str, names: Sequence[str], *, delete_data: bool, if_exists: bool) -> int:
-        """Drop the partitions named ``k=v/k2=v2`` in one call; how many were dropped."""
-        if not names:
-            return 0
-        request = ttypes.DropPartitionsRequest(
-            dbName=database, tblName=table, parts=ttypes.RequestPartsSpec(names=list(names)), deleteData=delete_data,
-            ifExists=if_exists, needResult=True, catName=self.metastore_catalog)
-        return int(self._ask(CallForm("drop_partitions_req", (request,), lambda answer: len(answer.partitions or [])),
-                             missing=("table", f"{database}.{table}")))
+        """Drop the partitions named ``k=v/k2=v2``, :data:`DROP_BATCH` per call; how many were dropped.
+
+        The server turns the names of one call into one query of nested ORs: a thousand of them overflow
+        the stack of a Derby-backed metastore, so a call names at most a hundred."""
+        dropped = 0
+        for start in range(0, len(names), DROP_BATCH):
+            request = ttypes.DropPartitionsRequest(
+                dbName=database, tblName=table, parts=ttypes.RequestPartsSpec(names=list(names[start : start + DROP_BATCH])),
+                deleteData=delete_data, ifExists=if_exists, needResult=True, catName=self.metastore_catalog)
+            dropped += int(self._ask(CallForm("drop_partitions_req", (request,), lambda answer: len(answer.partitions or [])),
+                                     missing=("table", f"{database}.{table}")))
+        return dropped

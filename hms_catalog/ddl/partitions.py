@@ -59,9 +59,14 @@ def _add(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partitio
             try:
                 ctx.client.drop_partitions(database, name, added, delete_data=False, if_exists=True)
             except Exception as cleanup:  # noqa: BLE001 - reported with the error that made it necessary
-                error.add_note(f"dropping the {len(added)} partition(s) added before the failure failed too ({cleanup})")
+                error.add_note(f"dropping the {len(added)} partition(s) added before the failure failed too "
+                               f"({_shortened(str(cleanup))}): drop them with ALTER TABLE .. DROP PARTITION")
         raise
     return len(added)
+
+
+def _shortened(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
 def _name(keys: list[str], partition: ttypes.Partition) -> str:
@@ -112,10 +117,7 @@ def drop_partitions(ctx: DdlContext, database: str, name: str, change: DropParti
     if not names:
         return ctx.outcome(f"no partition of '{full}' matched; nothing changed")
     with ctx.changing([(database, name)], events=[("DROP_PARTITION", database, name, len(names))]) as changes:
-        dropped = 0
-        for start in range(0, len(names), BATCH):
-            dropped += ctx.client.drop_partitions(database, name, names[start : start + BATCH], delete_data=True,
-                                                  if_exists=change.if_exists)
+        dropped = ctx.client.drop_partitions(database, name, names, delete_data=True, if_exists=change.if_exists)
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     return ctx.outcome(f"{dropped} partition(s) dropped from '{full}'", changes)
 
@@ -167,9 +169,7 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
     events += [("DROP_PARTITION", database, name, len(vanished))] if vanished else []
     with ctx.changing([(database, name)], events=events) as changes:
         added = _add(ctx, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
-        dropped = 0
-        for start in range(0, len(vanished), BATCH):
-            dropped += ctx.client.drop_partitions(database, name, vanished[start : start + BATCH], delete_data=False, if_exists=True)
+        dropped = ctx.client.drop_partitions(database, name, vanished, delete_data=False, if_exists=True)
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     return ctx.outcome(f"partitions of '{full}' recovered: {added} added" + (f", {dropped} dropped" if change.drop else ""), changes)
 

@@ -230,3 +230,22 @@ def test_concurrent_ddl_leaves_metastore_and_caches_consistent(ddl: Session, adm
         assert ours == theirs and len(ours) == 12
         params = admin.pool.call("get_table", DB, f"busy{index}").parameters
         assert {f"w{w}" for w in range(8)} <= set(params)
+
+
+def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: Any) -> None:
+    """1,500 partitions go in two metastore calls; the second fails (one of its partitions exists), so the
+    1,000 the first call added are dropped again: the statement happens whole or not at all."""
+    ddl.run_one("CREATE TABLE batched (id INT) PARTITIONED BY (p INT) STORED AS PARQUET")
+    ddl.run_one("ALTER TABLE batched ADD PARTITION (p=1400)")
+    caught_up(ddl, admin)
+    before = ddl.catalog("hive").versions.current
+    spec = " ".join(f"PARTITION (p={index})" for index in range(1500))
+    with pytest.raises(AlreadyExistsError, match="1400"):
+        ddl.run_one(f"ALTER TABLE batched ADD {spec}")
+    assert admin.pool.call("get_partition_names", DB, "batched", -1) == ["p=1400"]
+    assert [row[0] for row in ddl.run_one("SHOW PARTITIONS batched").rows] == ["p=1400"]
+    logged = [c for c in ddl.catalog("hive").versions.changes(before).changes if c.object.table == "batched"]
+    assert all(c.source.value != "ddl" for c in logged)  # a DDL that did not happen is not logged as one
+    again = ddl.run_one(f"ALTER TABLE batched ADD IF NOT EXISTS {spec}").rows[0][0]
+    assert again.startswith("1499 partition(s) added") and "1 existed already" in again
+    assert len(admin.pool.call("get_partition_names", DB, "batched", -1)) == 1500

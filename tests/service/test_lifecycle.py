@@ -130,10 +130,16 @@ def test_two_servers_on_one_home_serve_the_same_catalogs(home: Path, metastore_u
             first.refresh("shared", unique_name, "t")
             assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id", "added"]
 
+            # A DDL through one: the other serves it at its next request, with no REFRESH and no event poll.
+            first.alter_table("shared", unique_name, "t", [{"op": "add_columns", "columns": [{"name": "by_ddl", "type": "int"}]}])
+            assert [c["name"] for c in second.table("shared", unique_name, "t")["columns"]] == ["id", "added", "by_ddl"]
+            first.create_table("shared", unique_name, {"name": "made", "columns": [{"name": "x", "type": "int"}]})
+            assert "made" in second.tables("shared", unique_name)
+
             second.create_catalog("other", hms_properties(metastore_uri))
             second.alter_catalog("shared", rename="renamed")
             assert [c["name"] for c in first.catalogs()] == ["other", "renamed"]
-            assert [c["name"] for c in first.table("renamed", unique_name, "t")["columns"]] == ["id", "added"]
+            assert [c["name"] for c in first.table("renamed", unique_name, "t")["columns"]] == ["id", "added", "by_ddl"]
             second.drop_catalog("other")
             assert [c["name"] for c in first.catalogs()] == ["renamed"]
         finally:
