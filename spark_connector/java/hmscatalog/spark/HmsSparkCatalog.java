@@ -1,16 +1,25 @@
 package hmscatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import scala.Option;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,6 +35,12 @@ import java.util.Map;
  * missing options fall back to {@code spark.hmscatalog.uri} / {@code spark.hmscatalog.token}. Loaded tables
  * stay cached on the driver until the service's change feed says they changed, so a REFRESH or a
  * metastore event reaches every running driver.
+ *
+ * DDL (CREATE/ALTER/DROP of namespaces and tables, RENAME, and the partitions of partitioned tables)
+ * goes to the service, which carries it out as a catalog event; the driver then drops its own view and
+ * plans of what changed, so its next query sees the change. The service's refusals keep their message:
+ * a missing or existing object becomes Spark's exception for it, a token without the right a
+ * "permission denied" naming the token's limits.
  */
 public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
     private String name;
@@ -101,18 +116,48 @@ public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
     }
 
     @Override
-    public void createNamespace(String[] namespace, Map<String, String> metadata) {
-        throw readOnly("CREATE NAMESPACE");
+    public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
+        String database = database(namespace);
+        try {
+            client.post(catalogPath() + "/databases", DdlBodies.database(database, metadata));
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 409) {
+                throw new NamespaceAlreadyExistsException(namespace);
+            }
+            throw e;
+        }
     }
 
     @Override
-    public void alterNamespace(String[] namespace, NamespaceChange... changes) {
-        throw readOnly("ALTER NAMESPACE");
+    public void alterNamespace(String[] namespace, NamespaceChange... changes) throws NoSuchNamespaceException {
+        String database = database(namespace);
+        try {
+            client.patch(databasePath(database), DdlBodies.databaseProperties(database, changes));
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404) {
+                throw new NoSuchNamespaceException(namespace);
+            }
+            throw e;
+        }
     }
 
     @Override
-    public boolean dropNamespace(String[] namespace, boolean cascade) {
-        throw readOnly("DROP NAMESPACE");
+    public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
+        String database = database(namespace);
+        try {
+            client.delete(databasePath(database) + "?cascade=" + cascade + "&if_exists=false");
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404) {
+                throw new NoSuchNamespaceException(namespace);
+            }
+            if (e.status == 400 && e.getMessage().contains("not empty")) {  // RESTRICT: the service names the tables
+                throw new NonEmptyNamespaceException(namespace, e.getMessage(), Option.empty());
+            }
+            throw e;
+        } finally {
+            cache.invalidateDatabase(database);
+        }
+        return true;
     }
 
     // Tables -------------------------------------------------------------------------------------------
@@ -152,7 +197,10 @@ public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
             }
             throw e;
         }
-        return new HmsTable(name, client, cache, catalogPath(), view);
+        boolean partitioned = !view.path("partition_keys").isEmpty();
+        boolean iceberg = view.path("format").asText("").equalsIgnoreCase("ICEBERG");
+        return partitioned && !iceberg ? new PartitionedHmsTable(name, client, cache, catalogPath(), view)
+                : new HmsTable(name, client, cache, catalogPath(), view);
     }
 
     @Override
@@ -162,24 +210,155 @@ public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
         }
     }
 
+    /** Whether the service has the table, readable here or not (DROP TABLE asks this before dropping). */
     @Override
-    public Table alterTable(Identifier ident, TableChange... changes) {
-        throw readOnly("ALTER TABLE");
+    public boolean tableExists(Identifier ident) {
+        if (ident.namespace().length != 1) {
+            return false;
+        }
+        try {
+            cache.view(ident.namespace()[0], ident.name());
+            return true;
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        String database = database(ident.namespace());
+        ObjectNode body = DdlBodies.table(ident.name(), columns, partitions, properties, defaultProvider());
+        try {
+            client.post(databasePath(database) + "/tables", body);
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 409) {
+                throw new TableAlreadyExistsException(ident);
+            }
+            if (e.status == 404 && !"table".equals(e.kind)) {
+                throw new NoSuchNamespaceException(ident.namespace());
+            }
+            throw e;
+        } finally {
+            cache.invalidate(database, ident.name());
+        }
+        try {
+            return loadTable(ident);
+        } catch (NoSuchTableException e) {
+            throw new IllegalStateException("table " + ident + " was created but the catalog service does not show it", e);
+        }
+    }
+
+    @Override
+    public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+        HmsTable table = (HmsTable) loadTable(ident);
+        change(ident, DdlBodies.tableChanges(table.fullName(), table.view(), changes));
+        return loadTable(ident);
     }
 
     @Override
     public boolean dropTable(Identifier ident) {
-        throw readOnly("DROP TABLE");
+        return drop(ident, false);
     }
 
     @Override
-    public void renameTable(Identifier oldIdent, Identifier newIdent) {
-        throw readOnly("ALTER TABLE ... RENAME");
+    public boolean purgeTable(Identifier ident) {
+        return drop(ident, true);
     }
 
-    private UnsupportedOperationException readOnly(String what) {
-        return new UnsupportedOperationException(
-                what + " is not supported in catalog " + name + ": hms-catalog's Spark catalogs are read-only; "
-                        + "change the metastore with its own tools (or Spark's Hive catalog) and the change is seen here");
+    private boolean drop(Identifier ident, boolean purge) {
+        if (ident.namespace().length != 1) {
+            return false;
+        }
+        try {
+            client.delete(tablePath(ident.namespace()[0], ident.name()) + "?purge=" + purge + "&if_exists=false");
+            return true;
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404) {
+                return false;
+            }
+            throw e;
+        } finally {
+            cache.invalidate(ident.namespace()[0], ident.name());
+        }
+    }
+
+    /**
+     * Within this catalog only. The new name's namespace is its database ({@code RENAME TO t2} keeps the
+     * database, {@code db2.t2} moves it there), or {@code <this catalog>.db2}.
+     */
+    @Override
+    public void renameTable(Identifier oldIdent, Identifier newIdent) throws NoSuchTableException, TableAlreadyExistsException {
+        String[] target = newIdent.namespace();
+        if (target.length == 2 && target[0].equalsIgnoreCase(name)) {
+            target = new String[] {target[1]};
+        }
+        if (target.length > 1) {
+            throw new UnsupportedOperationException("cannot rename " + name + "." + oldIdent + " to " + newIdent
+                    + ": a table is renamed within its catalog (RENAME TO t2, db.t2 or " + name + ".db.t2)");
+        }
+        ObjectNode rename = ServiceClient.JSON.createObjectNode().put("op", "rename").put("name", newIdent.name());
+        if (target.length == 1) {
+            rename.put("database", target[0]);
+        }
+        ObjectNode body = ServiceClient.JSON.createObjectNode();
+        body.putArray("changes").add(rename);
+        try {
+            change(oldIdent, body);
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 409) {
+                throw new TableAlreadyExistsException(Identifier.of(target.length == 1 ? target : oldIdent.namespace(), newIdent.name()));
+            }
+            throw e;
+        } finally {
+            cache.invalidate(target.length == 1 ? target[0] : oldIdent.namespace()[0], newIdent.name());
+        }
+    }
+
+    /** PATCHes the table with {@code body}'s changes; the driver's view and plans of it are dropped whatever happens. */
+    private void change(Identifier ident, ObjectNode body) throws NoSuchTableException {
+        String database = database(ident.namespace());
+        try {
+            client.patch(tablePath(database, ident.name()), body);
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404 && !"column".equals(e.kind) && !"partition".equals(e.kind)) {
+                throw new NoSuchTableException(ident);
+            }
+            throw e;
+        } finally {
+            cache.invalidate(database, ident.name());
+        }
+    }
+
+    String databasePath(String database) {
+        return catalogPath() + "/databases/" + ServiceClient.segment(database);
+    }
+
+    String tablePath(String database, String table) {
+        return databasePath(database) + "/tables/" + ServiceClient.segment(table);
+    }
+
+    /** A namespace of this catalog is one database. */
+    private String database(String[] namespace) {
+        if (namespace.length != 1) {
+            throw new IllegalArgumentException("catalog " + name + " has databases as namespaces (" + name
+                    + ".db), not '" + String.join(".", namespace) + "'");
+        }
+        return namespace[0];
+    }
+
+    /**
+     * The provider of a CREATE TABLE given neither USING nor STORED AS: Spark's own rule
+     * ({@code spark.sql.legacy.createHiveTableByDefault}: a Hive table, else {@code spark.sql.sources.default}).
+     */
+    private static String defaultProvider() {
+        SQLConf conf = SQLConf.get();
+        if (Boolean.parseBoolean(conf.getConfString("spark.sql.legacy.createHiveTableByDefault", "false"))) {
+            return null;
+        }
+        return conf.defaultDataSourceName();
     }
 }

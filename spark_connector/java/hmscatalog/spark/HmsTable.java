@@ -24,8 +24,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
-/** A table as the service describes it: the Spark schema, identity partitioning, and a split-plan scan. */
-final class HmsTable implements SupportsRead {
+/**
+ * A table as the service describes it: the Spark schema, identity partitioning, and a split-plan scan.
+ * Partitioned Hive tables are {@link PartitionedHmsTable}s, whose partitions Spark can also manage.
+ */
+class HmsTable implements SupportsRead {
     private final String sparkCatalog;
     private final ServiceClient client;
     private final TableCache cache;
@@ -108,6 +111,12 @@ final class HmsTable implements SupportsRead {
             properties.put("location", view.path("location").asText());
         }
         properties.put("hms-catalog.version", view.path("version").asText(""));
+        // the metastore's table parameters (SHOW TBLPROPERTIES, UNSET's check), but Spark's own record of its schema
+        view.path("storage").path("table_parameters").properties().forEach(parameter -> {
+            if (!parameter.getKey().startsWith("spark.sql.")) {
+                properties.putIfAbsent(parameter.getKey(), parameter.getValue().asText());
+            }
+        });
         return properties;
     }
 
@@ -158,8 +167,18 @@ final class HmsTable implements SupportsRead {
     }
 
     String planPath() {
+        return tablePath() + "/plan";
+    }
+
+    /** The table's resource in the service's API. */
+    String tablePath() {
         return catalogPath + "/databases/" + ServiceClient.segment(view.path("database").asText())
-                + "/tables/" + ServiceClient.segment(view.path("name").asText()) + "/plan";
+                + "/tables/" + ServiceClient.segment(view.path("name").asText());
+    }
+
+    /** Drops the driver's view and plans of this table (after a change made here). */
+    void invalidate() {
+        cache.invalidate(view.path("database").asText(), view.path("name").asText());
     }
 
     StructType dataSchema() {

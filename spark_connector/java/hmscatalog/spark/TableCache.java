@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.time.Duration;
 import java.util.Locale;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -14,7 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * A daemon thread long-polls {@code /changes?since=N&wait=...}; every change drops the entries it
  * concerns (a table, a database, or all of them when the feed was truncated or the catalog itself
  * changed). The position is taken before the first load, so no change between a load and the first poll
- * is missed. A TTL bounds staleness when following is off or the service cannot be reached.
+ * is missed. A TTL bounds staleness when following is off or the service cannot be reached. Every poll names
+ * this cache as {@code follower=<id>} (random, fixed for its life): asking for the changes since N tells the
+ * service that everything up to N is applied here, which is what a SYNC_DDL statement waits for.
  *
  * Plans are kept by table and request (the WHERE, statistics, aggregates asked): the service makes them
  * from its own caches, which change only with the changes the feed reports (a REFRESH, a metastore event)
@@ -34,6 +37,7 @@ final class TableCache {
     private final ConcurrentHashMap<String, Entry> plans = new ConcurrentHashMap<>();
     private volatile Thread follower;
     private volatile long position = -1;
+    private final String followerId = UUID.randomUUID().toString();
 
     private record Entry(JsonNode view, long loadedAt) {
     }
@@ -45,8 +49,9 @@ final class TableCache {
         this.follow = follow;
     }
 
-    private String changesPath() {
-        return "/v1/catalogs/" + ServiceClient.segment(catalog) + "/changes";
+    /** The feed's path from {@code since}, naming this follower. */
+    private String changesPath(long since) {
+        return "/v1/catalogs/" + ServiceClient.segment(catalog) + "/changes?since=" + since + "&follower=" + followerId;
     }
 
     private static String key(String database, String table) {
@@ -91,11 +96,18 @@ final class TableCache {
         plans.keySet().removeIf(planKey -> planKey.startsWith(key + "\n"));
     }
 
+    /** Drops every table of {@code database} (a database dropped or changed here). */
+    void invalidateDatabase(String database) {
+        String prefix = database.toLowerCase(Locale.ROOT) + ".";
+        entries.keySet().removeIf(key -> key.startsWith(prefix));
+        plans.keySet().removeIf(key -> key.startsWith(prefix));
+    }
+
     private synchronized void startFollowing() {
         if (!follow || follower != null) {
             return;
         }
-        position = client.get(changesPath() + "?since=0").path("current").asLong(0);
+        position = client.get(changesPath(0)).path("current").asLong(0);
         Thread thread = new Thread(this::followChanges, "hms-catalog-changes-" + catalog);
         thread.setDaemon(true);
         thread.start();
@@ -105,7 +117,7 @@ final class TableCache {
     private void followChanges() {
         while (!Thread.currentThread().isInterrupted()) {
             try {
-                JsonNode answer = client.get(changesPath() + "?since=" + position + "&wait=" + WAIT_SECONDS,
+                JsonNode answer = client.get(changesPath(position) + "&wait=" + WAIT_SECONDS,
                         Duration.ofSeconds(WAIT_SECONDS + 30));
                 if (answer.path("truncated").asBoolean(false)) {
                     entries.clear();
@@ -138,9 +150,7 @@ final class TableCache {
             entries.remove(name);
             plans.keySet().removeIf(key -> key.startsWith(name + "\n"));
         } else {
-            String prefix = name + ".";
-            entries.keySet().removeIf(key -> key.startsWith(prefix));
-            plans.keySet().removeIf(key -> key.startsWith(prefix));
+            invalidateDatabase(name);
         }
     }
 }
