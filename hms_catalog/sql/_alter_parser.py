@@ -89,22 +89,24 @@ def _add(cur: Cursor, table: TableName) -> Statement:
         return AlterTable(table, AddColumns(columns, _cascade(cur)))
     exists_ok = if_not_exists(cur)
     cur.expect_keyword("PARTITION")
-    partitions = [_located_partition(cur, [])]
+    seen: set[frozenset[tuple[str, str | None]]] = set()  # a statement may add tens of thousands: no pairwise check
+    partitions = [_located_partition(cur, seen)]
     while True:
         if cur.match_symbol(TokenType.COMMA):  # Hive and Spark write none; the DROP PARTITION habit is harmless
             cur.expect_keyword("PARTITION")
         elif not cur.match_keyword("PARTITION"):
             return AlterTable(table, AddPartitions(tuple(partitions), exists_ok))
-        partitions.append(_located_partition(cur, partitions))
+        partitions.append(_located_partition(cur, seen))
 
 
-def _located_partition(cur: Cursor, earlier: list[PartitionValues]) -> PartitionValues:
-    """A ``PARTITION`` keyword just read, then ``(k = v, ..) [LOCATION 'uri']``."""
+def _located_partition(cur: Cursor, seen: set[frozenset[tuple[str, str | None]]]) -> PartitionValues:
+    """A ``PARTITION`` keyword just read, then ``(k = v, ..) [LOCATION 'uri']``; ``seen`` holds the earlier ones."""
     start = cur.previous() or cur.peek()
     values = partition_spec(cur)
     folded = _folded(values)
-    if any(_folded(p.values) == folded for p in earlier):
+    if folded in seen:
         raise cur.error("duplicate partition in ADD PARTITION", start)
+    seen.add(folded)
     return PartitionValues(values, cur.expect_string(_LOCATION) if cur.match_keyword("LOCATION") else None)
 
 
