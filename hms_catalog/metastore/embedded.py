@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,19 +24,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypedDict
 
-from hms_catalog.client._transport import open_connection
-from hms_catalog.errors import AuthenticationError, ConfigurationError, EmbeddedMetastoreError
+from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError
 from hms_catalog.kerberos.config import (
-    CLIENT_KEYTAB,
-    CLIENT_PRINCIPAL,
-    HOST_PATTERN,
     SASL_ENABLED,
     SERVICE_PRINCIPAL,
-    KerberosConfig,
-    canonical_host_name,
 )
 from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.metastore import _setup
+from hms_catalog.metastore._process import alive, answers, check_port_free, free_port, listening
+from hms_catalog.metastore.kerberos import MetastoreKerberos
 from hms_catalog.properties import METASTORE_URIS, MetastoreUri
 
 __all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "MetastoreAlreadyRunning", "DEFAULT_PORT"]
@@ -72,41 +67,6 @@ class MetastoreAlreadyRunning(EmbeddedMetastoreError):
         self.uri = uri
         self.pid = pid
         super().__init__(f"a metastore is already running for {directory} at {uri} (pid {pid})")
-
-
-@dataclass(frozen=True)
-class MetastoreKerberos:
-    """What a secure embedded metastore needs: its service principal and keytab, and the krb5.conf its JVM
-    reads (default: ``KRB5_CONFIG``, else ``/etc/krb5.conf``; Python clients read ``KRB5_CONFIG`` too).
-
-    ``_HOST`` in the principal becomes the canonical name of 127.0.0.1 (``localhost`` on most machines),
-    which is what a client given ``hive/_HOST@REALM`` and ``thrift://127.0.0.1:port`` asks for.
-    """
-
-    principal: str
-    keytab: Path
-    krb5_conf: Path | None = None
-
-    @property
-    def server_principal(self) -> str:
-        return self.principal.replace(HOST_PATTERN, canonical_host_name("127.0.0.1"))
-
-    @property
-    def krb5_conf_path(self) -> Path:
-        return self.krb5_conf or Path(os.environ.get("KRB5_CONFIG", "/etc/krb5.conf"))
-
-    def client_config(self) -> KerberosConfig:
-        """The server's own principal as a client: the readiness probe logs in with it from the keytab.
-        EmbeddedMetastoreError when the principal is malformed or the keytab does not hold it."""
-        props = {SASL_ENABLED: "true", SERVICE_PRINCIPAL: self.principal, CLIENT_PRINCIPAL: self.server_principal,
-                 CLIENT_KEYTAB: str(self.keytab)}
-        try:
-            config = KerberosConfig.from_properties(props)
-            assert config is not None
-            config.check_files()
-        except ConfigurationError as error:
-            raise EmbeddedMetastoreError(f"cannot run the metastore secure: {error}") from None
-        return config
 
 
 @dataclass(frozen=True)
@@ -246,8 +206,8 @@ class EmbeddedMetastore:
             if helpers and not _prepared_at_current_level(db_dir, prepared):
                 self._prepare_database(base, classpath, env)
                 prepared.write_text(_SCHEMA_LEVEL, encoding="utf-8")
-            port = self.port if self.port is not None else _free_port()
-            _check_port_free(port)
+            port = self.port if self.port is not None else free_port()
+            check_port_free(port)
             out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
             with out:
                 self._process = subprocess.Popen(
@@ -296,11 +256,11 @@ class EmbeddedMetastore:
             secure = MetastoreKerberos(state["principal"], Path(state["keytab"]))
             login = KerberosLogin(secure.client_config())
         try:
-            answering = _answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0, login=login)
+            answering = answers(MetastoreUri("127.0.0.1", state["port"]), timeout=5.0, login=login)
         except AuthenticationError:
             # This process cannot log in (another krb5.conf, no KDC): the server's port answering is all
             # that can be told, and enough to refuse starting a second server on the same database.
-            answering = _listening(state["port"])
+            answering = listening(state["port"])
         return MetastoreStatus(
             self.directory,
             running=answering,
@@ -341,7 +301,7 @@ class EmbeddedMetastore:
                     f"the metastore exited with status {self._process.returncode} while starting:\n{self.log_tail()}"
                 )
             try:
-                if _answers(uri, timeout=2.0, login=login):
+                if answers(uri, timeout=2.0, login=login):
                     return
             except AuthenticationError as error:
                 self._terminate_child()
@@ -366,19 +326,19 @@ class EmbeddedMetastore:
             if self._process is not None and self._process.pid == pid:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=0.1)
-            if not _alive(pid):
+            if not alive(pid):
                 return True
             time.sleep(0.1)
-        return not _alive(pid)
+        return not alive(pid)
 
     def _is_our_server(self, pid: int) -> bool:
         """True only for a live java process started for this very directory (pids get reused)."""
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
-            return _alive(pid)
+            return alive(pid)
         marker = (_MARKER + str(self.directory)).encode()
-        return marker in cmdline and _alive(pid)
+        return marker in cmdline and alive(pid)
 
     @contextlib.contextmanager
     def _start_lock(self) -> Iterator[None]:
@@ -412,59 +372,13 @@ class EmbeddedMetastore:
             (self.directory / STATE_FILE).unlink()
 
 
-def _answers(uri: MetastoreUri, *, timeout: float, login: KerberosLogin | None = None) -> bool:
-    """Whether the server answers a call (over SASL with ``login``); AuthenticationError when it refuses it."""
-    try:
-        connection = open_connection(uri, connect_timeout=timeout, socket_timeout=timeout, login=login)
-    except OSError:
-        return False
-    try:
-        connection.client.get_all_databases()
-        return True
-    except Exception:  # noqa: BLE001 - any failure means "not ready yet"
-        return False
-    finally:
-        connection.close()
 
 
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=2.0):
-        return True
-    return False
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _prepared_at_current_level(db_dir: Path, marker: Path) -> bool:
     if not db_dir.exists() or not marker.exists():
         return False
     return marker.read_text(encoding="utf-8").strip() == _SCHEMA_LEVEL
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _check_port_free(port: int) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is fine
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            raise EmbeddedMetastoreError(
-                f"port {port} is already in use; stop what listens there or pick another with --port"
-            ) from None
