@@ -119,6 +119,15 @@ def _property_key(cur: Cursor) -> str:
 
 
 def _property_value(cur: Cursor) -> str:
+    value = _plain_literal(cur)
+    if value is None:
+        raise cur.expected("property value (a quoted string, a number, true or false)")
+    return value
+
+
+def _plain_literal(cur: Cursor) -> str | None:
+    """A quoted string, a number as written (``-`` included, ``02`` stays ``02``) or true/false, as text;
+    None (nothing consumed) for anything else. Property and partition values are both read this way."""
     token = cur.peek()
     if token.type is TokenType.STRING:
         return cur.advance().value
@@ -129,7 +138,7 @@ def _property_value(cur: Cursor) -> str:
         return "-" + cur.advance().raw
     if keyword(token) in ("TRUE", "FALSE"):
         return cur.advance().value.lower()
-    raise cur.expected("property value (a quoted string, a number, true or false)")
+    return None
 
 
 def partition_spec(cur: Cursor) -> PartitionSpec:
@@ -155,20 +164,13 @@ def partition_spec(cur: Cursor) -> PartitionSpec:
 
 
 def _partition_value(cur: Cursor) -> str | None:
-    token = cur.peek()
-    word = keyword(token)
-    if token.type is TokenType.STRING:
-        return cur.advance().value
-    if token.type is TokenType.NUMBER:
-        return cur.advance().raw
-    if token.type is TokenType.MINUS and cur.peek(1).type is TokenType.NUMBER:
-        cur.advance()
-        return "-" + cur.advance().raw
+    value = _plain_literal(cur)
+    if value is not None:
+        return value
+    word = keyword(cur.peek())
     if word == "NULL":
         cur.advance()
         return None
-    if word in ("TRUE", "FALSE"):
-        return cur.advance().value.lower()
     if word in ("DATE", "TIMESTAMP") and cur.peek(1).type is TokenType.STRING:  # Spark's dt = DATE '2024-01-01'
         cur.advance()
         return cur.advance().value
