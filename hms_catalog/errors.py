@@ -26,6 +26,7 @@ __all__ = [
     "SchemaError",
     "UnsupportedTypeError",
     "ServiceError",
+    "WriteConflictError",
 ]
 
 
@@ -62,6 +63,11 @@ class AlreadyExistsError(HmsCatalogError):
 
 class VersionMismatchError(HmsCatalogError):
     """A change was made conditional on an object's version (If-Match), and the object has changed since."""
+
+
+class WriteConflictError(HmsCatalogError):
+    """Another write changed the partitions (or the table) a write replaces since it began: nothing of the
+    later write was applied, and it may be run again."""
 
 
 class UnsupportedTableError(HmsCatalogError):

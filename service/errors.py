@@ -22,6 +22,7 @@ from hms_catalog.errors import (
     NotFoundError,
     PoolClosedError,
     VersionMismatchError,
+    WriteConflictError,
 )
 from hms_catalog.masking import mask_text
 from service.access import ForbiddenError
@@ -36,6 +37,7 @@ _STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (SyncDdlTimeoutError, 504),
     (NotFoundError, 404),
     (AlreadyExistsError, 409),
+    (WriteConflictError, 409),
     (VersionMismatchError, 412),
     (MetastoreUnavailableError, 503),  # before MetastoreError: it is one
     (PoolClosedError, 503),

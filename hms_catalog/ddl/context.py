@@ -63,9 +63,11 @@ class DdlContext:
 
     @contextlib.contextmanager
     def changing(self, objects: Sequence[tuple[str, str]], *, events: Sequence[tuple[str, str, str, int]] = (),
-                 invalidate: Callable[[], None] | None = None) -> Iterator[list[tuple[ChangeKind, CatalogObject]]]:
+                 invalidate: Callable[[], None] | None = None, source: ChangeSource = ChangeSource.DDL,
+                 ) -> Iterator[list[tuple[ChangeKind, CatalogObject]]]:
         """Lock ``objects``, expect ``events`` (type, database, table, count), run the block, drop caches in
-        ``finally``, and on success record the changes the block appended to the yielded list."""
+        ``finally``, and on success record the changes the block appended to the yielded list (as ``source``:
+        a DDL, or a write's commit)."""
         caches = self.catalog.caches
         with self.locks.hold(*objects):
             expected = [caches.self_events.expect(*event) for event in events]
@@ -90,7 +92,7 @@ class DdlContext:
                     for expectation in expected:
                         caches.self_events.withdraw(expectation)
             for kind, obj in changes:
-                caches.versions.record(kind, obj, ChangeSource.DDL)
+                caches.versions.record(kind, obj, source)
             for database, table in objects:
                 self.announce(database, table or None)
 

@@ -13,6 +13,7 @@ from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, 
 from hms_catalog.events import EventApplier, EventFollower
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
+from hms_catalog.write.jobs import WriteJobs
 
 if TYPE_CHECKING:
     from hms_catalog.client.calls import MetastoreCalls
@@ -53,6 +54,7 @@ class ExternalCatalog:
             self.follower = EventFollower(definition.name, client, applier, config.events, self._invalidate_all)
         self._following = Lazy(self._start_following)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
+        self.write_jobs = WriteJobs()  # writes begun and not committed or aborted, and what commits replaced
 
     @property
     def name(self) -> str:

@@ -11,9 +11,10 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.internal.SQLConf;
@@ -42,7 +43,7 @@ import java.util.Map;
  * a missing or existing object becomes Spark's exception for it, a token without the right a
  * "permission denied" naming the token's limits.
  */
-public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
+public class HmsSparkCatalog implements StagingTableCatalog, SupportsNamespaces {
     private String name;
     private String remoteName;
     private ServiceClient client;
@@ -250,6 +251,53 @@ public class HmsSparkCatalog implements TableCatalog, SupportsNamespaces {
         } catch (NoSuchTableException e) {
             throw new IllegalStateException("table " + ident + " was created but the catalog service does not show it", e);
         }
+    }
+
+    // CREATE [OR REPLACE] TABLE .. AS SELECT --------------------------------------------------------------
+
+    @Override
+    public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        if (tableExists(ident)) {
+            throw new TableAlreadyExistsException(ident);
+        }
+        return staged(ident, columns, partitions, properties, false);
+    }
+
+    @Override
+    public StagedTable stageReplace(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+            throws NoSuchNamespaceException, NoSuchTableException {
+        if (!tableExists(ident)) {
+            throw new NoSuchTableException(ident);
+        }
+        return staged(ident, columns, partitions, properties, true);
+    }
+
+    @Override
+    public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+            throws NoSuchNamespaceException {
+        return staged(ident, columns, partitions, properties, true);
+    }
+
+    /** A table whose creation (or replacement) waits for its query: see {@link StagedHmsTable}. */
+    private StagedTable staged(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties,
+                               boolean replace) throws NoSuchNamespaceException {
+        String database = database(ident.namespace());
+        if (!namespaceExists(ident.namespace())) {
+            throw new NoSuchNamespaceException(ident.namespace());
+        }
+        ObjectNode body = ServiceClient.JSON.createObjectNode().put("replace", replace);
+        body.set("table", DdlBodies.table(ident.name(), columns, partitions, properties, defaultProvider()));
+        List<String> keys = new ArrayList<>();
+        for (Transform transform : partitions) {
+            if (transform.references().length == 1) {
+                keys.add(String.join(".", transform.references()[0].fieldNames()));
+            }
+        }
+        String full = name + "." + database + "." + ident.name();
+        WriteDestination destination = new WriteDestination(client, catalogPath(), databasePath(database) + "/writes", body, full,
+                keys.toArray(new String[0]), () -> cache.invalidate(database, ident.name()));
+        return new StagedHmsTable(full, columns, partitions, properties, destination);
     }
 
     @Override

@@ -6,10 +6,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -28,7 +31,7 @@ import java.util.Set;
  * A table as the service describes it: the Spark schema, identity partitioning, and a split-plan scan.
  * Partitioned Hive tables are {@link PartitionedHmsTable}s, whose partitions Spark can also manage.
  */
-class HmsTable implements SupportsRead {
+class HmsTable implements SupportsRead, SupportsWrite {
     private final String sparkCatalog;
     private final ServiceClient client;
     private final TableCache cache;
@@ -126,11 +129,13 @@ class HmsTable implements SupportsRead {
     }
 
     /**
-     * Batch reads, and where the running Spark has it (4.3), scan merging: Spark may then merge scalar
+     * Batch reads and writes (append, overwrite by a static partition spec, dynamic overwrite, truncate: the
+     * service commits them, see {@link HmsBatchWrite}), and where the running Spark has it (4.3), scan merging: Spark may then merge scalar
      * subqueries that scan this table with the same filters into one scan of the columns they read together
      * (TPC-DS q9 reads store_sales 5 times instead of 15), by building a scan of the union of columns.
      */
-    private static final Set<TableCapability> CAPABILITIES = capabilities("BATCH_READ", "SCAN_MERGING");
+    private static final Set<TableCapability> CAPABILITIES = capabilities("BATCH_READ", "BATCH_WRITE", "TRUNCATE",
+            "OVERWRITE_BY_FILTER", "OVERWRITE_DYNAMIC", "SCAN_MERGING");
 
     private static Set<TableCapability> capabilities(String... names) {
         Set<TableCapability> found = EnumSet.noneOf(TableCapability.class);
@@ -147,6 +152,17 @@ class HmsTable implements SupportsRead {
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
         return new HmsScanBuilder(this, options);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+        String[] keys = new String[partitionSchema.fields().length];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = partitionSchema.fields()[i].name();
+        }
+        WriteDestination destination = new WriteDestination(client, catalogPath, tablePath() + "/writes", null, fullName(), keys,
+                this::invalidate);
+        return new HmsWriteBuilder(destination, info, null);
     }
 
     boolean isIceberg() {

@@ -1,0 +1,95 @@
+"""The write jobs a catalog has begun and not ended, and what each commit replaced.
+
+A job begins (its staging folder is named, the table's writers are described) before any file is
+written, and ends with its commit or its abort. Two jobs of one table may run at once: at commit, a job
+that replaces a partition (or a whole unpartitioned table) which another job's commit has touched since
+this one began is refused with :class:`WriteConflictError`, before anything of it is applied. The record
+of what commits touched is kept only as long as a live job began before it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from hms_catalog.ddl.specs import TableSpec
+from hms_catalog.errors import NotFoundError
+from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
+from hms_catalog.write.target import WriteTarget
+
+__all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE"]
+
+WHOLE_TABLE = ""  # what an unpartitioned table's write touches, in the journal
+
+
+@dataclass
+class WriteJob:
+    id: str
+    database: str
+    table: str
+    root: str  # the table's folder (a new table's, for CREATE TABLE AS)
+    target: WriteTarget
+    began: int  # the table's commit sequence when the job began
+    create: TableSpec | None = None  # CREATE [OR REPLACE] TABLE AS: the table the commit makes
+    replace: bool = False
+    started: float = field(default_factory=time.time)
+
+    @property
+    def staging(self) -> str:
+        return staging_folder(self.root, self.id)
+
+
+class WriteJobs:
+    """One catalog's live jobs and commit journal (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, WriteJob] = {}
+        self._sequence = 0
+        self._journal: list[tuple[int, str, str, frozenset[str], str]] = []  # (sequence, database, table, names, job)
+
+    def begin(self, database: str, table: str, root: str, target: WriteTarget, *, create: TableSpec | None = None,
+              replace: bool = False) -> WriteJob:
+        with self._lock:
+            job = WriteJob(new_job_id(), database, table, root.rstrip("/"), target, self._sequence, create, replace)
+            self._jobs[job.id] = job
+            return job
+
+    def get(self, job_id: str) -> WriteJob:
+        with self._lock:
+            job = self._jobs.get(job_id) if valid_job_id(job_id) else None
+        if job is None:
+            raise NotFoundError("write job", job_id, "it was committed or aborted already, or began in another service process")
+        return job
+
+    def end(self, job_id: str) -> None:
+        with self._lock:
+            self._jobs.pop(job_id, None)
+            self._prune()
+
+    def live(self, database: str, table: str) -> list[str]:
+        with self._lock:
+            return [j.id for j in self._jobs.values() if (j.database, j.table) == (database, table)]
+
+    def touched_since(self, job: WriteJob, names: set[str]) -> tuple[set[str], str | None]:
+        """Which of ``names`` commits since ``job`` began touched, and the job id of one such commit."""
+        with self._lock:
+            found: set[str] = set()
+            other = None
+            for sequence, database, table, touched, by in self._journal:
+                if sequence > job.began and (database, table) == (job.database, job.table):
+                    hit = names & touched if WHOLE_TABLE not in touched else set(names)
+                    if hit:
+                        found |= hit
+                        other = by
+            return found, other
+
+    def record(self, job: WriteJob, names: set[str]) -> None:
+        with self._lock:
+            self._sequence += 1
+            self._journal.append((self._sequence, job.database, job.table, frozenset(names), job.id))
+
+    def _prune(self) -> None:
+        oldest = min((j.began for j in self._jobs.values()), default=self._sequence)
+        self._journal = [entry for entry in self._journal if entry[0] > oldest]

@@ -1,0 +1,86 @@
+"""Beginning and aborting a write job, and clearing what crashed jobs left.
+
+A job begins before any file is written: the table must take writes (:func:`write_target` says why not),
+and a CREATE TABLE AS must name a database that exists and a table that does not (unless it replaces
+it). An abort deletes the job's staging folder, and for a CREATE TABLE AS the table's folder too when
+the job made it. A crashed job's staging folder (no live job, nothing committed in it, no location
+pointing into it) is deleted by the next write of the table, and by ALTER TABLE .. RECOVER PARTITIONS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.context import DdlContext
+from hms_catalog.ddl.specs import TableSpec
+from hms_catalog.ddl.structs import table_struct
+from hms_catalog.ddl.tables import default_location
+from hms_catalog.errors import AlreadyExistsError, NotFoundError, UnsupportedTableError
+from hms_catalog.write import staging
+from hms_catalog.write.jobs import WriteJob
+from hms_catalog.write.target import write_target
+
+__all__ = ["begin_write", "begin_create", "abort_write", "remove_stale_staging"]
+
+
+def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
+    database, table = database.lower(), table.lower()
+    full = f"{ctx.catalog.name}.{database}.{table}"
+    struct = ctx.catalog.client.get_table(database, table)
+    target = write_target(struct, full)
+    root = staging.table_root(target.location)
+    remove_stale_staging(ctx, struct, root)
+    return ctx.catalog.write_jobs.begin(database, table, root, target)
+
+
+def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob:
+    """A CREATE [OR REPLACE] TABLE .. AS SELECT: nothing is made in the metastore before the commit."""
+    database, name = spec.database.lower(), spec.name.lower()
+    full = f"{ctx.catalog.name}.{database}.{name}"
+    if (spec.provider or "").lower() == "iceberg":
+        raise UnsupportedTableError(f"CREATE TABLE {full} AS SELECT with USING iceberg is not supported yet: create the table, "
+                                    "then write it with pyiceberg")
+    location = spec.location or default_location(ctx, database, name)
+    try:
+        existing = ctx.catalog.client.get_table(database, name)
+    except NotFoundError:
+        existing = None
+    if existing is not None and not replace:
+        raise AlreadyExistsError("table", full)
+    spec = dataclasses.replace(spec, database=database, name=name)
+    struct = table_struct(spec, location)
+    struct.dbName, struct.tableName = database, name
+    target = write_target(struct, full)
+    root = location.rstrip("/")
+    return ctx.catalog.write_jobs.begin(database, name, root, target, create=spec, replace=replace)
+
+
+def abort_write(ctx: DdlContext, job: WriteJob) -> None:
+    """Delete what the job wrote; a CREATE TABLE AS's folder too, when the table does not exist and the
+    folder holds nothing visible."""
+    try:
+        staging.delete_folder(job.staging)
+        if job.create is not None and not staging.files_under(job.root):
+            try:
+                ctx.catalog.client.get_table(job.database, job.table)
+            except NotFoundError:
+                staging.delete_folder(job.root)
+    finally:
+        ctx.catalog.write_jobs.end(job.id)
+
+
+def remove_stale_staging(ctx: DdlContext, struct: ttypes.Table, root: str) -> list[str]:
+    """Delete the staging folders under ``root`` that no live job owns and no location points into."""
+    live = ctx.catalog.write_jobs.live(struct.dbName.lower(), struct.tableName.lower())
+    candidates = [folder for folder in staging.stale_staging(root, live, ()) if not staging.committed(folder)]
+    if not candidates:
+        return []
+    current = [struct.sd.location] if struct.sd is not None and struct.sd.location else []
+    if struct.partitionKeys:
+        partitions = ctx.catalog.client.get_partitions_by_filter(struct.dbName, struct.tableName, "", fields=("sd.location",))
+        current += [p.sd.location for p in partitions if p.sd is not None and p.sd.location]
+    removed = [folder for folder in candidates if not any(staging.is_within(location, folder) for location in current)]
+    for folder in removed:
+        staging.delete_folder(folder)
+    return removed

@@ -1,0 +1,172 @@
+"""Where a write's files wait for their commit, and the file operations of a commit.
+
+Each job writes under ``<table root>/.hms-staging-<job id>/`` (``k=v/...`` folders as Hive lays them out).
+The leading dot hides the folder from every listing of the table, this project's and Hadoop's and
+Spark's. A replaced partition is pointed at its folder in there, so such a folder stays for as long as
+it holds a current location; the table's root is its location with any staging folder taken off.
+Locations are Hadoop paths: nothing here percent-decodes them (see :mod:`hms_catalog.formats._paths`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from hms_catalog.formats._paths import is_hidden, join_location, normalize_location, resolve
+
+__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder", "mark_committed", "committed",
+           "delete_any", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
+           "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
+
+STAGING_PREFIX = ".hms-staging-"
+_JOB_ID = re.compile(r"^[0-9a-z-]{8,64}$")
+_STAGED_TAIL = re.compile(r"/" + re.escape(STAGING_PREFIX) + r"[0-9a-z-]+(/.*)?$")
+
+
+def new_job_id() -> str:
+    return secrets.token_hex(8)
+
+
+def valid_job_id(job: str) -> bool:
+    return bool(_JOB_ID.match(job))
+
+
+def table_root(location: str) -> str:
+    """``location`` without a staging folder it points into (an unpartitioned table replaced by a write)."""
+    return _STAGED_TAIL.sub("", location.rstrip("/"))
+
+
+def staging_folder(root: str, job: str) -> str:
+    return f"{root.rstrip('/')}/{STAGING_PREFIX}{job}"
+
+
+def is_within(location: str, folder: str) -> bool:
+    location, folder = normalize_location(location).rstrip("/"), normalize_location(folder).rstrip("/")
+    return location == folder or location.startswith(folder + "/")
+
+
+@dataclass(frozen=True)
+class FolderStats:
+    """The visible files under a location (names starting with ``.`` or ``_`` skipped, counted recursively)."""
+
+    files: int
+    bytes: int
+
+
+def folder_stats(location: str) -> FolderStats:
+    filesystem, path = resolve(location)
+    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    root = path.rstrip("/")
+    files = [info for info in infos if info.type == pafs.FileType.File and not is_hidden(info.path[len(root):])]
+    return FolderStats(len(files), sum(info.size or 0 for info in files))
+
+
+def files_under(location: str) -> dict[str, tuple[str, int]]:
+    """The visible files under ``location``, recursively: relative path -> (location, size)."""
+    filesystem, path = resolve(location)
+    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    root = path.rstrip("/") + "/"
+    found = {}
+    for info in infos:
+        relative = info.path[len(root):] if info.path.startswith(root) else info.path
+        if info.type == pafs.FileType.File and not is_hidden(relative):
+            found[relative] = (join_location(location, info.path), info.size or 0)
+    return found
+
+
+def normalized(location: str) -> str:
+    return normalize_location(location).rstrip("/")
+
+
+def staging_ancestor(root: str, location: str) -> str | None:
+    """The staging folder of ``root`` that ``location`` is in, if any."""
+    relative = normalized(location)[len(normalized(root)) + 1:]
+    first = relative.split("/", 1)[0]
+    return f"{root.rstrip('/')}/{first}" if first.startswith(STAGING_PREFIX) else None
+
+
+def make_folder(location: str) -> None:
+    filesystem, path = resolve(location)
+    filesystem.create_dir(path, recursive=True)
+
+
+_COMMITTED = "_committed"  # hidden: a staging folder some current location points into
+
+
+def mark_committed(location: str) -> None:
+    """Say that the folder holds committed files, so no later write takes it for a crashed job's."""
+    if exists(location):
+        filesystem, path = resolve(location)
+        with filesystem.open_output_stream(f"{path.rstrip('/')}/{_COMMITTED}") as out:
+            out.write(b"")
+
+
+def committed(location: str) -> bool:
+    filesystem, path = resolve(location)
+    return filesystem.get_file_info(f"{path.rstrip('/')}/{_COMMITTED}").type == pafs.FileType.File
+
+
+def delete_any(location: str) -> None:
+    filesystem, path = resolve(location)
+    info = filesystem.get_file_info(path)
+    if info.type == pafs.FileType.Directory:
+        filesystem.delete_dir(path)
+    elif info.type == pafs.FileType.File:
+        filesystem.delete_file(path)
+
+
+def exists(location: str) -> bool:
+    filesystem, path = resolve(location)
+    return filesystem.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def move(source: str, target: str) -> None:
+    """Rename a file or folder (one rename: atomic on HDFS and local disks), making the target's parent."""
+    filesystem, source_path = resolve(source)
+    _, target_path = resolve(target)
+    parent = target_path.rstrip("/").rsplit("/", 1)[0]
+    if parent:
+        filesystem.create_dir(parent, recursive=True)
+    filesystem.move(source_path, target_path)
+
+
+def delete_folder(location: str) -> None:
+    filesystem, path = resolve(location)
+    if filesystem.get_file_info(path).type == pafs.FileType.Directory:
+        filesystem.delete_dir(path)
+
+
+def delete_files(locations: Iterable[str]) -> None:
+    for location in locations:
+        filesystem, path = resolve(location)
+        with contextlib.suppress(FileNotFoundError):
+            filesystem.delete_file(path)
+
+
+def visible_children(location: str) -> list[str]:
+    """The visible files and folders directly under ``location``, as locations."""
+    filesystem, path = resolve(location)
+    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    return [join_location(location, info.path) for info in infos if not is_hidden(info.base_name)]
+
+
+def stale_staging(root: str, live: Iterable[str], current: Iterable[str]) -> list[str]:
+    """The staging folders under ``root`` of no live job that hold no current location (a crashed job's)."""
+    filesystem, path = resolve(root)
+    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    keep = set(live)
+    locations = list(current)
+    stale = []
+    for info in infos:
+        if info.type != pafs.FileType.Directory or not info.base_name.startswith(STAGING_PREFIX):
+            continue
+        folder = join_location(root, info.path)
+        if info.base_name[len(STAGING_PREFIX):] in keep or any(is_within(loc, folder) for loc in locations):
+            continue
+        stale.append(folder)
+    return stale

@@ -1,0 +1,87 @@
+"""Writes through the catalog: a Spark driver begins a job, its tasks write files into the job's staging
+folder, and the driver sends the list of files to commit. The commit runs here, under the table's lock and
+over this service's metastore pool, so it is one catalog event whoever wrote the files; if the driver dies
+before it, the table is as before, and the staging folder goes with the next write.
+
+- ``POST .../tables/{table}/writes``: begin a job on a table (a write token; refused before any file is
+  written), answered with its id, staging folder and the table's writer;
+- ``POST .../databases/{database}/writes``: begin a CREATE [OR REPLACE] TABLE .. AS SELECT;
+- ``POST /v1/catalogs/{catalog}/writes/{job}/commit``: commit the listed files;
+- ``DELETE /v1/catalogs/{catalog}/writes/{job}``: abort, deleting what the job wrote.
+
+Each commit and abort is a line of the audit log; a commit is a change-log entry with source ``write``.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from hms_catalog.ddl.context import DdlContext
+from hms_catalog.execution.ddl_commands import ddl_context
+from hms_catalog.model import ExternalCatalog
+from hms_catalog.write.commit import commit_write
+from hms_catalog.write.create import commit_create
+from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write
+from service.access import Access
+from service.ddl_bodies import DdlAnswer
+from service.routes._common import Who, rest_statement
+from service.routes.ddl import DATABASE, TABLE
+from service.state import ServiceState
+from service.write_bodies import CommitAnswer, CommitBody, NewTableWrite, WriteJobAnswer
+
+__all__ = ["router"]
+
+JOB = "/v1/catalogs/{catalog}/writes/{job}"
+
+
+def router(state: ServiceState) -> APIRouter:
+    routes = APIRouter()
+
+    def context(who: Who, catalog: str) -> tuple[ExternalCatalog, DdlContext]:
+        live = state.manager.catalog(catalog)
+        return live, ddl_context(state.session(who), live)
+
+    @routes.post(TABLE + "/writes")
+    def begin(catalog: str, database: str, table: str, request: Request, who: Who) -> WriteJobAnswer:
+        live, ctx = context(who, catalog)
+        with state.audit.recording(who.name, live.name, rest_statement(request), lambda: live.versions.current):
+            who.check(Access.WRITE, live.name, f"a write to {database}.{table}")
+            job = begin_write(ctx, database, table)
+        return WriteJobAnswer(job=job.id, staging=job.staging, target=job.target.descriptor())
+
+    @routes.post(DATABASE + "/writes")
+    def begin_table(catalog: str, database: str, body: NewTableWrite, request: Request, who: Who) -> WriteJobAnswer:
+        live, ctx = context(who, catalog)
+        verb = "CREATE OR REPLACE TABLE" if body.replace else "CREATE TABLE"
+        with state.audit.recording(who.name, live.name, rest_statement(request, body), lambda: live.versions.current):
+            who.check(Access.WRITE, live.name, f"{verb} {database}.{body.table.name} AS SELECT")
+            job = begin_create(ctx, body.table.spec(database), replace=body.replace)
+        return WriteJobAnswer(job=job.id, staging=job.staging, target=job.target.descriptor())
+
+    @routes.post(JOB + "/commit")
+    def commit(catalog: str, job: str, body: CommitBody, request: Request, who: Who) -> CommitAnswer:
+        live, ctx = context(who, catalog)
+        shown = f"POST {request.url.path} (mode {body.mode}, {len(body.files)} file(s))"
+        with state.audit.recording(who.name, live.name, shown, lambda: live.versions.current):
+            who.check(Access.WRITE, live.name, "a write's commit")
+            running = live.write_jobs.get(job)
+            try:
+                commit = commit_create if running.create is not None else commit_write
+                outcome = commit(ctx, running, body.request())
+            except BaseException:
+                abort_write(ctx, running)
+                raise
+            live.write_jobs.end(running.id)
+        return CommitAnswer.of(outcome)
+
+    @routes.delete(JOB)
+    def abort(catalog: str, job: str, request: Request, who: Who) -> DdlAnswer:
+        live, ctx = context(who, catalog)
+        with state.audit.recording(who.name, live.name, rest_statement(request), lambda: live.versions.current):
+            who.check(Access.WRITE, live.name, "a write's abort")
+            running = live.write_jobs.get(job)
+            abort_write(ctx, running)
+        return DdlAnswer(result=f"write job {job} of {live.name}.{running.database}.{running.table} aborted; its files were deleted",
+                         version=live.versions.current)
+
+    return routes

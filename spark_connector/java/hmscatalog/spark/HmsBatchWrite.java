@@ -1,0 +1,134 @@
+package hmscatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One write job. It begins at the service before any task runs (a token that may not write is refused
+ * here, and a table that takes no writes says why), runs Spark's writers in the tasks, and commits by
+ * sending the service the committed tasks' files: the service swaps them in as one catalog event. An
+ * aborted job asks the service to delete what it wrote. A CREATE TABLE AS keeps its commit for the staged
+ * table's {@code commitStagedChanges}, so the table appears with its data only once the query succeeded.
+ */
+final class HmsBatchWrite implements BatchWrite {
+    private final WriteDestination destination;
+    private final LogicalWriteInfo info;
+    private final String mode;
+    private final Map<String, String> staticSpec;
+    private final StagedHmsTable staged;
+    private final String job;
+    private final String staging;
+    private final JsonNode target;
+    private boolean ended;
+
+    HmsBatchWrite(WriteDestination destination, LogicalWriteInfo info, String mode, Map<String, String> staticSpec, StagedHmsTable staged) {
+        this.destination = destination;
+        this.info = info;
+        this.mode = mode;
+        this.staticSpec = staticSpec;
+        this.staged = staged;
+        JsonNode begun = destination.begin();
+        this.job = begun.path("job").asText();
+        this.staging = begun.path("staging").asText();
+        this.target = begun.path("target");
+        if (staged != null) {
+            staged.begun(this);
+        }
+    }
+
+    @Override
+    public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo physical) {
+        StructType schema = info.schema();
+        List<String> keys = new ArrayList<>();
+        target.path("partition_keys").forEach(key -> keys.add(key.asText()));
+        int[] partitionOrdinals = new int[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            partitionOrdinals[i] = ordinal(schema, keys.get(i));
+        }
+        List<Integer> data = new ArrayList<>();
+        for (int i = 0; i < schema.fields().length; i++) {
+            if (!keys.contains(schema.fields()[i].name().toLowerCase(Locale.ROOT))) {
+                data.add(i);
+            }
+        }
+        int[] dataOrdinals = data.stream().mapToInt(Integer::intValue).toArray();
+        StructField[] dataFields = new StructField[dataOrdinals.length];
+        for (int i = 0; i < dataOrdinals.length; i++) {
+            dataFields[i] = schema.fields()[dataOrdinals[i]];
+        }
+        WriterFormats.Prepared prepared = WriterFormats.prepare(target, staging, new StructType(dataFields));
+        return new HmsDataWriterFactory(prepared, staging, job, schema, dataOrdinals, partitionOrdinals,
+                keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
+    }
+
+    private int ordinal(StructType schema, String key) {
+        for (int i = 0; i < schema.fields().length; i++) {
+            if (schema.fields()[i].name().equalsIgnoreCase(key)) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("the rows written to " + destination.name() + " have no column '" + key
+                + "', one of its partition columns (columns: " + String.join(", ", schema.fieldNames()) + ")");
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages) {
+        ObjectNode body = ServiceClient.JSON.createObjectNode().put("mode", mode);
+        ObjectNode statics = body.putObject("static");
+        staticSpec.forEach(statics::put);
+        ArrayNode files = body.putArray("files");
+        for (WriterCommitMessage message : messages) {
+            if (message instanceof WrittenFiles written) {
+                for (WrittenFiles.File file : written.files()) {
+                    ObjectNode entry = files.addObject().put("path", file.path()).put("rows", file.rows()).put("bytes", file.bytes());
+                    ArrayNode values = entry.putArray("values");
+                    file.values().forEach(values::add);
+                }
+            }
+        }
+        if (staged != null) {
+            staged.ready(body);
+        } else {
+            commitNow(body);
+        }
+    }
+
+    /** Sends the files to the service, which makes them the table's; the job has ended whatever happens. */
+    JsonNode commitNow(ObjectNode body) {
+        ended = true;
+        return destination.commit(job, body);
+    }
+
+    @Override
+    public void abort(WriterCommitMessage[] messages) {
+        abortJob();
+    }
+
+    /** Asks the service to delete what the job wrote (once); a failure to is left to the next write's clean-up. */
+    void abortJob() {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        try {
+            destination.abort(job);
+        } catch (RuntimeException e) {
+            // the job's staging folder goes with the table's next write, or ALTER TABLE .. RECOVER PARTITIONS
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package hmscatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * Where a write goes, in the service's API: an existing table ({@code POST .../tables/t/writes}) or the
+ * table a CREATE [OR REPLACE] TABLE .. AS SELECT makes ({@code POST .../databases/d/writes} with its
+ * definition). {@code afterCommit} drops the driver's view and plans of the table, so its next query reads
+ * the new files without REFRESH.
+ */
+record WriteDestination(ServiceClient client, String catalogPath, String beginPath, ObjectNode beginBody, String name,
+                        String[] partitionColumns, Runnable afterCommit) {
+
+    JsonNode begin() {
+        return client.post(beginPath, beginBody == null ? ServiceClient.JSON.createObjectNode() : beginBody);
+    }
+
+    JsonNode commit(String job, ObjectNode body) {
+        try {
+            return client.post(jobPath(job) + "/commit", body);
+        } finally {
+            afterCommit.run();
+        }
+    }
+
+    void abort(String job) {
+        client.delete(jobPath(job));
+    }
+
+    private String jobPath(String job) {
+        return catalogPath + "/writes/" + ServiceClient.segment(job);
+    }
+}
