@@ -57,7 +57,8 @@ class WrittenFile:
 class CommitRequest:
     """``mode``: append; overwrite (of what ``static`` names: every partition when empty); dynamic (of the
     partitions written). A Hive table's overwrite replaces only the partitions written, whatever the mode,
-    as Spark overwrites a STORED AS table; a full static spec's partition is replaced even when empty."""
+    as Spark overwrites a STORED AS table. A full static spec's partition is replaced even when the query
+    gives no rows: it is left present and empty, as Spark leaves its own."""
 
     mode: str
     files: tuple[WrittenFile, ...] = ()
@@ -154,7 +155,7 @@ def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, re
     written = _groups(keys, request.files)
     overwrite = request.mode != "append"
     static = {k.lower(): v for k, v in request.static.items()} if overwrite else {}
-    if overwrite and target.hive_table and static and set(static) == set(keys):
+    if overwrite and static and set(static) == set(keys):
         full_spec = tuple(static[k] for k in keys)
         spec_name = make_partition_name(keys, list(full_spec))
         written.setdefault(spec_name, _Partition(full_spec, spec_name))  # INSERT OVERWRITE .. PARTITION (all keys): present, even empty
@@ -167,6 +168,9 @@ def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, re
         matching = client.get_partition_names(database, name) if spec_values is None else \
             client.get_partition_names_ps(database, name, spec_values)
         dropped = sorted(set(matching) - set(written))
+        for start in range(0, len(dropped), BATCH):
+            existing.update({make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in p.values]): p
+                             for p in client.get_partitions_by_names(database, name, dropped[start : start + BATCH])})
     if overwrite:
         _check_conflicts(ctx, job, set(written) | set(dropped))
     new = {n: g for n, g in written.items() if n not in existing}
@@ -257,6 +261,7 @@ def _swap(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, keys: list[str],
             if dropped:
                 client.drop_partitions(database, name, dropped, delete_data=False, if_exists=True)
         except BaseException:
+            client.add_partitions([existing[n] for n in dropped if n in existing], if_not_exists=True)
             client.alter_partitions(database, name, [existing[n] for n in list(replaced) + list(appended)])
             raise
     except BaseException as error:
