@@ -193,10 +193,18 @@ def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, re
         location = existing[n].sd.location
         for written_file in group.files:
             staging.move(f"{job.staging}/{written_file.path}", f"{location.rstrip('/')}/{posixpath.basename(written_file.path)}")
-    staging.mark_committed(job.staging)
+    _settle_staging(job.staging)
     _delete_old(job.root, old_folders)
     ctx.catalog.write_jobs.record(job, set(written) | set(dropped))
     return len(new), len(replaced), len(appended), len(dropped)
+
+
+def _settle_staging(folder: str) -> None:
+    """Delete the staging folder when every file moved out of it; else mark it as holding committed files."""
+    if staging.files_under(folder) or any(staging.visible_children(folder)):
+        staging.mark_committed(folder)
+    else:
+        staging.delete_folder(folder)
 
 
 def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:

@@ -4,6 +4,7 @@ metastore, committed by the service, compared with what Spark's own Hive support
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,11 +23,16 @@ DB = f"wr{os.getpid()}"
 def db(spark: Any, connected: str) -> Iterator[str]:
     spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.{DB} CASCADE")
     spark.sql(f"CREATE DATABASE spark_catalog.{DB}")
+    spark.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")  # Spark's own inserts with no static partition
     yield DB
+    spark.conf.unset("hive.exec.dynamic.partition.mode")
     spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.{DB} CASCADE")
 
 
 def _rows(spark: Any, table: str) -> list[tuple[Any, ...]]:
+    """The table's rows, sorted; Spark's own tables first refreshed (its file listings are cached per session)."""
+    if table.startswith("spark_catalog."):
+        spark.catalog.refreshTable(table)
     return sorted((tuple(row) for row in spark.table(table).collect()), key=repr)
 
 
@@ -113,3 +119,143 @@ def _assert_clean(admin: Admin, table: str) -> None:
             part.startswith((".", "_")) for part in p.relative_to(location).parts)]
         assert owner.parameters.get("numFiles") == str(len(visible)), (owner.values if struct.partitionKeys else table)
         assert owner.parameters.get("totalSize") == str(sum(p.stat().st_size for p in visible))
+
+
+_COLUMNS = ("id INT, name STRING, amount DECIMAL(12,3), ratio DOUBLE, flag BOOLEAN, born DATE, ts TIMESTAMP, big BIGINT, "
+            "tags ARRAY<STRING>, attrs MAP<STRING, INT>, point STRUCT<x: DOUBLE, label: STRING>")
+_VALUES = ", ".join([
+    "(1, 'ann', 12.345, 0.5, true, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', 10000000000, array('a', 'b'), "
+    "map('k', 1), named_struct('x', 1.5, 'label', 'p'), 'a/b')",
+    "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    "(3, 'with | pipe, comma', -0.001, -1e10, false, DATE'1999-12-31', TIMESTAMP'1999-12-31 23:59:59.123456', -5, array(), "
+    "map(), named_struct('x', CAST(NULL AS DOUBLE), 'label', NULL), 'k=v: 50% #1')",
+    "(4, 'ünïcødé', 0, 0, true, DATE'2024-02-29', TIMESTAMP'2024-02-29 00:00:00', 0, array('x'), map('z', 2), "
+    "named_struct('x', 0.0, 'label', 'q'), 'ünï cødé')",
+    "(5, '', 1, 1, true, DATE'2024-03-01', TIMESTAMP'2024-03-01 00:00:00', 1, array(''), map('', 0), "
+    "named_struct('x', 1.0, 'label', ''), '')",
+])
+_STORAGES = {
+    "parquet": "STORED AS PARQUET",
+    "orc": "STORED AS ORC",
+    "text": "ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY ',' "
+            "MAP KEYS TERMINATED BY ':' NULL DEFINED AS 'NIL' STORED AS TEXTFILE",
+    "ds_parquet": "USING parquet",
+    "ds_orc": "USING orc",
+    "ds_json": "USING json",
+}
+
+
+@pytest.mark.parametrize("storage", sorted(_STORAGES))
+def test_rows_written_here_equal_sparks_own_insert_read_by_sparks_hive_reader(spark: Any, db: str, admin: Admin, storage: str) -> None:
+    """Every type, NULLs, and partition values with / = : % # spaces and unicode (and the empty string, which
+    Spark writes as the default partition), through the connector and through Spark's own insert."""
+    columns, values = _COLUMNS, _VALUES
+    for name in ("own_types_" + storage, "our_types_" + storage):
+        if _STORAGES[storage].startswith("USING"):
+            spark.sql(f"CREATE TABLE spark_catalog.{DB}.{name} ({columns}, p STRING) {_STORAGES[storage]} PARTITIONED BY (p)")
+        else:
+            spark.sql(f"CREATE TABLE spark_catalog.{DB}.{name} ({columns}) PARTITIONED BY (p STRING) {_STORAGES[storage]}")
+    spark.sql(f"INSERT INTO spark_catalog.{DB}.own_types_{storage} VALUES {values}")
+    spark.sql(f"INSERT INTO {CATALOG}.{DB}.our_types_{storage} VALUES {values}")
+    own = _rows(spark, f"spark_catalog.{DB}.own_types_{storage}")
+    assert len(own) == 5
+    assert _rows(spark, f"spark_catalog.{DB}.our_types_{storage}") == own
+    # Spark's own reader of a Hive text table shows the default partition's value as its name; the connector, as
+    # Spark's Parquet and ORC readers, as NULL
+    assert _rows(spark, f"{CATALOG}.{DB}.our_types_{storage}") == sorted(
+        (tuple(None if v == "__HIVE_DEFAULT_PARTITION__" else v for v in row) for row in own), key=repr)
+    assert _partitions(spark, f"spark_catalog.{DB}.our_types_{storage}") == _partitions(spark, f"spark_catalog.{DB}.own_types_{storage}")
+    own_folders = sorted(p.name for p in _location(admin, f"own_types_{storage}").iterdir() if not p.name.startswith((".", "_")))
+    our_folders = sorted(p.name for p in _location(admin, f"our_types_{storage}").iterdir() if not p.name.startswith((".", "_")))
+    assert our_folders == own_folders
+    _assert_clean(admin, f"our_types_{storage}")
+
+
+def test_every_write_is_a_change_with_source_write_and_seen_without_refresh(spark: Any, db: str, connector_service: Any) -> None:
+    spark.sql(f"CREATE TABLE spark_catalog.{db}.logged (id INT) STORED AS PARQUET")
+    assert spark.table(f"{CATALOG}.{db}.logged").count() == 0  # loaded and cached by this driver
+    client = connector_service.client()
+    try:
+        before = {tuple(row) for row in client.statement(f"SHOW CHANGES FROM {CATALOG}")["rows"]}
+        spark.sql(f"INSERT INTO {CATALOG}.{db}.logged VALUES (1), (2)")
+        assert spark.table(f"{CATALOG}.{db}.logged").count() == 2
+        spark.sql(f"INSERT OVERWRITE {CATALOG}.{db}.logged VALUES (3)")
+        assert [tuple(r) for r in spark.table(f"{CATALOG}.{db}.logged").collect()] == [(3,)]
+        result = client.statement(f"SHOW CHANGES FROM {CATALOG}")
+        new = [dict(zip(result["columns"], row)) for row in result["rows"] if tuple(row) not in before]
+    finally:
+        client.close()
+    writes = [row for row in new if row["Source"] == "write" and f"{db}.logged" in str(row["Object"])]
+    assert len(writes) == 2, new
+    assert _rows(spark, f"spark_catalog.{db}.logged") == [(3,)]
+
+
+def test_ctas_with_the_partition_column_in_the_middle_lands_under_the_database(spark: Any, db: str, admin: Admin) -> None:
+    spark.sql(f"CREATE TABLE {CATALOG}.{db}.daily USING parquet PARTITIONED BY (dt) AS "
+              "SELECT * FROM VALUES (1, '2024-01-01', 1.5), (2, '2024-01-02', 2.5) AS s(id, dt, amount)")
+    assert _rows(spark, f"spark_catalog.{db}.daily") == [(1, 1.5, "2024-01-01"), (2, 2.5, "2024-01-02")]
+    assert _partitions(spark, f"spark_catalog.{db}.daily") == ["dt=2024-01-01", "dt=2024-01-02"]
+    database = admin.pool.call("get_database", db)
+    assert _location(admin, "daily") == Path(urlsplit(database.locationUri).path) / "daily"
+    _assert_clean(admin, "daily")
+    spark.sql(f"CREATE TABLE {CATALOG}.{db}.daily_hive STORED AS ORC AS SELECT 1 AS id, 'x' AS label")
+    assert _rows(spark, f"spark_catalog.{db}.daily_hive") == [(1, "x")]
+    _assert_clean(admin, "daily_hive")
+
+
+def test_a_failing_ctas_leaves_no_table_and_no_folder_and_a_failing_rtas_keeps_the_old_table(spark: Any, db: str, admin: Admin) -> None:
+    database = Path(urlsplit(admin.pool.call("get_database", db).locationUri).path)
+    failing = "SELECT id, IF(id = 3, raise_error('boom in the query'), 'x') AS label FROM range(5)"
+    with pytest.raises(Exception, match="boom in the query"):
+        spark.sql(f"CREATE TABLE {CATALOG}.{db}.never USING parquet AS {failing}")
+    assert not spark.catalog.tableExists(f"spark_catalog.{db}.never")
+    assert not (database / "never").exists()
+    spark.sql(f"CREATE TABLE {CATALOG}.{db}.kept USING parquet AS SELECT 1 AS id, 'old' AS label")
+    with pytest.raises(Exception, match="boom in the query"):
+        spark.sql(f"CREATE OR REPLACE TABLE {CATALOG}.{db}.kept USING parquet AS {failing}")
+    assert _rows(spark, f"spark_catalog.{db}.kept") == [(1, "old")]
+    _assert_clean(admin, "kept")
+    spark.sql(f"CREATE OR REPLACE TABLE {CATALOG}.{db}.kept USING orc AS SELECT 2 AS id, 'new' AS label, 7 AS extra")
+    assert _rows(spark, f"spark_catalog.{db}.kept") == [(2, "new", 7)]
+    assert _rows(spark, f"{CATALOG}.{db}.kept") == [(2, "new", 7)]
+    _assert_clean(admin, "kept")
+
+
+def test_dataframe_writer_v2_and_insert_into(spark: Any, db: str, admin: Admin) -> None:
+    from pyspark.sql import functions
+
+    df = spark.createDataFrame([(1, "a", "x"), (2, "b", "y")], "id INT, label STRING, dt STRING")
+    df.writeTo(f"{CATALOG}.{db}.v2").using("parquet").partitionedBy(functions.col("dt")).create()
+    assert _rows(spark, f"spark_catalog.{db}.v2") == [(1, "a", "x"), (2, "b", "y")]
+    spark.createDataFrame([(3, "c", "y")], df.schema).writeTo(f"{CATALOG}.{db}.v2").append()
+    spark.createDataFrame([(4, "d", "x")], df.schema).writeTo(f"{CATALOG}.{db}.v2").overwritePartitions()
+    assert _rows(spark, f"spark_catalog.{db}.v2") == [(2, "b", "y"), (3, "c", "y"), (4, "d", "x")]
+    spark.createDataFrame([(5, "e", "y")], df.schema).writeTo(f"{CATALOG}.{db}.v2").overwrite(functions.col("dt") == "y")
+    assert _rows(spark, f"spark_catalog.{db}.v2") == [(4, "d", "x"), (5, "e", "y")]
+    spark.createDataFrame([(6, "f", "z")], df.schema).write.insertInto(f"{CATALOG}.{db}.v2")
+    assert _rows(spark, f"{CATALOG}.{db}.v2") == [(4, "d", "x"), (5, "e", "y"), (6, "f", "z")]
+    df.writeTo(f"{CATALOG}.{db}.v2").using("parquet").createOrReplace()
+    assert _rows(spark, f"spark_catalog.{db}.v2") == [(1, "a", "x"), (2, "b", "y")]
+    _assert_clean(admin, "v2")
+
+
+def test_a_read_token_is_refused_before_any_file_is_written(spark: Any, db: str, metastore_uri: str, tmp_path: Path,
+                                                             admin: Admin) -> None:
+    from tests.spark_connector.conftest import registered
+    from tests.support.service import served
+
+    spark.sql(f"CREATE TABLE spark_catalog.{db}.guarded (id INT) PARTITIONED BY (dt STRING) STORED AS PARQUET")
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": "read-only-token-0123456789", "access": "read", "catalogs": ["*"]}]}))
+    tokens.chmod(0o600)
+    with served(tmp_path / "home", "--tokens", str(tokens)) as service:
+        client = service.client()
+        client.create_catalog("ro", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.close()
+        with registered(spark, service, "ro", token="read-only-token-0123456789"):
+            with pytest.raises(Exception, match="(?i)permission denied"):
+                spark.sql(f"INSERT INTO ro.{db}.guarded VALUES (1, 'x')")
+            with pytest.raises(Exception, match="(?i)permission denied"):
+                spark.sql(f"CREATE TABLE ro.{db}.never_made USING parquet AS SELECT 1 AS id")
+    assert list(_location(admin, "guarded").iterdir()) == []
+    assert not spark.catalog.tableExists(f"spark_catalog.{db}.never_made")
