@@ -8,12 +8,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 
-.PHONY: install demo lint test stop bench clean help
+.PHONY: install demo lint test test-fast stop bench clean help
 
 help:
 	@echo "make demo   - install into .venv, start the embedded metastore, build a warehouse, show the catalog"
 	@echo "make lint   - install into .venv and check the code: ruff (lint, import order) and mypy"
 	@echo "make test   - install into .venv, run make lint, then the test suite (starts its own metastore)"
+	@echo "make test-fast - the same without the slow end-to-end tests (marked slow: kill -9 runs and the like)"
 	@echo "make stop   - stop the demo's metastore"
 	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
 	@echo "make clean  - remove .venv and the demo's files"
@@ -45,6 +46,9 @@ lint: install
 
 test: install lint
 	$(BIN)/python -m pytest
+
+test-fast: install lint
+	$(BIN)/python -m pytest -m "not slow"
 
 stop:
 	@if [ -x $(BIN)/hms-catalog ]; then $(BIN)/hms-catalog metastore stop --dir $(DEMO_DIR)/metastore; fi

@@ -13,16 +13,19 @@ The job's files wait in its staging folder. The commit, under the table's lock:
    to the new folder. If a call fails, the calls before it are undone and the job's files deleted: the
    table is as it was;
 4. only then appends files to existing folders (a reader may see part of an append while it is moved in,
-   each file whole), and deletes the folders the swap left behind.
+   each file whole), waits :data:`RETAIN_OLD_SECONDS` and deletes the folders the swap left behind, and
+   answers.
 
-A reader that planned before step 3 reads the old folders whole (they are deleted only after the swap,
-though a plan that old may then fail); one that plans after reads the new ones whole.
+A reader that listed or planned before step 3 reads the old folders whole: they stay for
+:data:`RETAIN_OLD_SECONDS` after the swap, longer than a plan takes to start reading. One that plans
+after reads the new ones whole. When the write has answered, the old folders are gone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import posixpath
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +42,7 @@ from hms_catalog.write.target import write_target
 __all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "commit_write", "BATCH"]
 
 BATCH = 1000  # partitions per add_partitions call
+RETAIN_OLD_SECONDS = 2.0  # how long replaced folders outlive the swap, for readers that listed them just before
 _MODES = ("append", "overwrite", "dynamic")
 
 
@@ -96,10 +100,11 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
         target = write_target(struct, full)
         request = _drop_unlisted(job.staging, request)
         if target.partition_keys:
-            counts = _commit_partitioned(ctx, job, struct, request)
+            counts, old = _commit_partitioned(ctx, job, struct, request)
         else:
-            counts = _commit_unpartitioned(ctx, job, struct, request)
+            counts, old = _commit_unpartitioned(ctx, job, struct, request)
         changes.append((ChangeKind.CHANGED, CatalogObject.for_table(database, name)))
+    _delete_old(job.root, old)  # after the caches dropped the old plans and the change is recorded
     rows = sum(f.rows for f in request.files)
     verb = "appended to" if request.mode == "append" else "overwrote"
     detail = ", ".join(f"{n} partition(s) {what}" for what, n in zip(("added", "replaced", "appended to", "dropped"), counts) if n)
@@ -147,7 +152,10 @@ def _static_values(keys: Sequence[str], static: dict[str, str | None]) -> list[s
     return [(given[k] or DEFAULT_PARTITION) if k in given else "" for k in keys]
 
 
-def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> tuple[int, int, int, int]:
+_Counts = tuple[tuple[int, int, int, int], list[str]]  # (added, replaced, appended, dropped), folders to delete
+
+
+def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> _Counts:
     database, name = job.database, job.table
     keys = [k.name.lower() for k in struct.partitionKeys or []]
     target = job.target
@@ -194,9 +202,8 @@ def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, re
         for written_file in group.files:
             staging.move(f"{job.staging}/{written_file.path}", f"{location.rstrip('/')}/{posixpath.basename(written_file.path)}")
     _settle_staging(job.staging)
-    _delete_old(job.root, old_folders)
     ctx.catalog.write_jobs.record(job, set(written) | set(dropped))
-    return len(new), len(replaced), len(appended), len(dropped)
+    return (len(new), len(replaced), len(appended), len(dropped)), old_folders
 
 
 def _settle_staging(folder: str) -> None:
@@ -282,7 +289,7 @@ def _swap(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, keys: list[str],
         raise
 
 
-def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> tuple[int, int, int, int]:
+def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> _Counts:
     database, name = job.database, job.table
     location = job.target.location
     if request.mode == "append":
@@ -294,7 +301,7 @@ def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, 
             staging.move(f"{job.staging}/{written_file.path}", f"{location}/{posixpath.basename(written_file.path)}")
         staging.delete_folder(job.staging)
         ctx.catalog.write_jobs.record(job, set())
-        return 0, 0, 1, 0
+        return (0, 0, 1, 0), []
     _check_conflicts(ctx, job, {WHOLE_TABLE})
     staging.make_folder(job.staging)
     sd = ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": job.staging})
@@ -308,15 +315,17 @@ def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, 
         ctx.catalog.caches.self_events.withdraw(expectation)
         raise
     staging.mark_committed(job.staging)
-    _delete_old(job.root, [location])
     ctx.catalog.write_jobs.record(job, {WHOLE_TABLE})
-    return 0, 1, 0, 0
+    return (0, 1, 0, 0), [location]
 
 
 def _delete_old(root: str, locations: Sequence[str]) -> None:
     """Delete what the swap left: a folder under the table whole (its visible files only when it is the
     table's root, which holds the staging folders), one elsewhere emptied of its visible files; then the
     staging folders that no longer hold anything visible."""
+    if not locations:
+        return
+    time.sleep(RETAIN_OLD_SECONDS)
     emptied = set()
     for location in locations:
         location = location.rstrip("/")

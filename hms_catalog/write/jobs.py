@@ -18,9 +18,10 @@ from hms_catalog.errors import NotFoundError
 from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.write.target import WriteTarget
 
-__all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE"]
+__all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE", "SILENT_SECONDS"]
 
 WHOLE_TABLE = ""  # what an unpartitioned table's write touches, in the journal
+SILENT_SECONDS = 30.0  # a job not heard of for this long is taken for dead (its driver renews it every 5 s)
 
 
 @dataclass
@@ -34,6 +35,7 @@ class WriteJob:
     create: TableSpec | None = None  # CREATE [OR REPLACE] TABLE AS: the table the commit makes
     replace: bool = False
     started: float = field(default_factory=time.time)
+    heard: float = field(default_factory=time.monotonic)
 
     @property
     def staging(self) -> str:
@@ -63,13 +65,23 @@ class WriteJobs:
             raise NotFoundError("write job", job_id, "it was committed or aborted already, or began in another service process")
         return job
 
+    def renew(self, job_id: str) -> WriteJob:
+        """The job's driver is alive: keep its staging folder from the clean-up of dead jobs."""
+        job = self.get(job_id)
+        job.heard = time.monotonic()
+        return job
+
     def end(self, job_id: str) -> None:
         with self._lock:
             self._jobs.pop(job_id, None)
             self._prune()
 
     def live(self, database: str, table: str) -> list[str]:
+        """The table's jobs heard of within :data:`SILENT_SECONDS`; silent ones are forgotten (their drivers died)."""
+        now = time.monotonic()
         with self._lock:
+            for job in [j for j in self._jobs.values() if now - j.heard > SILENT_SECONDS]:
+                del self._jobs[job.id]
             return [j.id for j in self._jobs.values() if (j.database, j.table) == (database, table)]
 
     def touched_since(self, job: WriteJob, names: set[str]) -> tuple[set[str], str | None]:

@@ -6,6 +6,8 @@ before it, the table is as before, and the staging folder goes with the next wri
 - ``POST .../tables/{table}/writes``: begin a job on a table (a write token; refused before any file is
   written), answered with its id, staging folder and the table's writer;
 - ``POST .../databases/{database}/writes``: begin a CREATE [OR REPLACE] TABLE .. AS SELECT;
+- ``POST /v1/catalogs/{catalog}/writes/{job}/alive``: the driver is alive (every 5 s; a job silent for
+  30 s is taken for dead, and its staging folder goes with the table's next write);
 - ``POST /v1/catalogs/{catalog}/writes/{job}/commit``: commit the listed files;
 - ``DELETE /v1/catalogs/{catalog}/writes/{job}``: abort, deleting what the job wrote.
 
@@ -73,6 +75,14 @@ def router(state: ServiceState) -> APIRouter:
                 raise
             live.write_jobs.end(running.id)
         return CommitAnswer.of(outcome)
+
+    @routes.post(JOB + "/alive")
+    def alive(catalog: str, job: str, who: Who) -> DdlAnswer:
+        live = state.manager.catalog(catalog)
+        who.check(Access.WRITE, live.name, "a write's renewal")
+        running = live.write_jobs.renew(job)
+        return DdlAnswer(result=f"write job {job} of {live.name}.{running.database}.{running.table} is running",
+                         version=live.versions.current)
 
     @routes.delete(JOB)
     def abort(catalog: str, job: str, request: Request, who: Who) -> DdlAnswer:

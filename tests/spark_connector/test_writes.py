@@ -259,3 +259,44 @@ def test_a_read_token_is_refused_before_any_file_is_written(spark: Any, db: str,
                 spark.sql(f"CREATE TABLE ro.{db}.never_made USING parquet AS SELECT 1 AS id")
     assert list(_location(admin, "guarded").iterdir()) == []
     assert not spark.catalog.tableExists(f"spark_catalog.{db}.never_made")
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: Any, db: str, admin: Admin, metastore_uri: str,
+                                                                        connector_service: Any) -> None:
+    """Drivers overwriting a table in a loop, killed at random moments (before, during and after a job's tasks
+    and its commit): every partition holds one generation's rows whole, the same for all."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pyarrow.parquet as pq
+
+    from spark_connector import connector_jar
+
+    spark.sql(f"CREATE TABLE spark_catalog.{db}.killed (id BIGINT, gen INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO spark_catalog.{db}.killed SELECT id, 0, CAST(id % 4 AS STRING) FROM range(200000)")
+    script = Path(__file__).with_name("write_job.py")
+    chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
+    for _ in range(int(os.environ.get("KILL_RUNS", "3"))):
+        driver = subprocess.Popen([sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url,
+                                   connector_service.token, CATALOG, db, "killed"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True, cwd=Path(__file__).parents[2])
+        try:
+            assert driver.stdout is not None
+            first = driver.stdout.readline()  # one job committed: the session is up
+            assert first.startswith("committed"), first
+            time.sleep(chance.uniform(0.0, 6.0))
+        finally:
+            driver.send_signal(signal.SIGKILL)
+            driver.wait()
+        generations = set()
+        for partition in admin.pool.call("get_partitions", db, "killed", -1):
+            folder = Path(urlsplit(partition.sd.location).path)
+            rows = [pq.read_table(f) for f in folder.iterdir() if not f.name.startswith((".", "_"))]
+            gens = {g for t in rows for g in t.column("gen").to_pylist()}
+            assert len(gens) == 1 and sum(t.num_rows for t in rows) == 50000, (partition.values, gens)
+            generations |= gens
+        assert len(generations) == 1, generations

@@ -34,7 +34,8 @@ final class HmsBatchWrite implements BatchWrite {
     private final String job;
     private final String staging;
     private final JsonNode target;
-    private boolean ended;
+    private volatile boolean ended;
+    private final Thread renewer;
 
     HmsBatchWrite(WriteDestination destination, LogicalWriteInfo info, String mode, Map<String, String> staticSpec, StagedHmsTable staged) {
         this.destination = destination;
@@ -48,6 +49,25 @@ final class HmsBatchWrite implements BatchWrite {
         this.target = begun.path("target");
         if (staged != null) {
             staged.begun(this);
+        }
+        this.renewer = new Thread(this::renewWhileRunning, "hms-catalog-write-" + job);
+        renewer.setDaemon(true);
+        renewer.start();
+    }
+
+    /** Tells the service every 5 s that this driver lives: a job it stops hearing of is taken for dead. */
+    private void renewWhileRunning() {
+        while (!ended) {
+            try {
+                Thread.sleep(5_000L);
+                if (!ended) {
+                    destination.renew(job);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                // the commit will say what is wrong with the service
+            }
         }
     }
 
@@ -110,8 +130,12 @@ final class HmsBatchWrite implements BatchWrite {
 
     /** Sends the files to the service, which makes them the table's; the job has ended whatever happens. */
     JsonNode commitNow(ObjectNode body) {
-        ended = true;
-        return destination.commit(job, body);
+        try {
+            return destination.commit(job, body);
+        } finally {
+            ended = true;
+            renewer.interrupt();
+        }
     }
 
     @Override
@@ -125,6 +149,7 @@ final class HmsBatchWrite implements BatchWrite {
             return;
         }
         ended = true;
+        renewer.interrupt();
         try {
             destination.abort(job);
         } catch (RuntimeException e) {

@@ -24,6 +24,10 @@ record WriteDestination(ServiceClient client, String catalogPath, String beginPa
         }
     }
 
+    void renew(String job) {
+        client.post(jobPath(job) + "/alive", ServiceClient.JSON.createObjectNode());
+    }
+
     void abort(String job) {
         client.delete(jobPath(job));
     }
