@@ -39,7 +39,9 @@ class WriteJob:
 
     @property
     def staging(self) -> str:
-        return staging_folder(self.root, self.id)
+        """Where the job's files go: a hidden folder that a commit swaps in, or for an Iceberg table a folder
+        of its ``data/`` that its snapshot will reference."""
+        return f"{self.root}/hms-{self.id}" if self.target.iceberg else staging_folder(self.root, self.id)
 
 
 class WriteJobs:

@@ -17,7 +17,9 @@ from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import table_struct
 from hms_catalog.ddl.tables import default_location
 from hms_catalog.errors import AlreadyExistsError, NotFoundError, UnsupportedTableError
+from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.write import staging
+from hms_catalog.write.iceberg import iceberg_target
 from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.target import write_target
 
@@ -28,6 +30,9 @@ def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
     database, table = database.lower(), table.lower()
     full = f"{ctx.catalog.name}.{database}.{table}"
     struct = ctx.catalog.client.get_table(database, table)
+    if detect(struct).format is TableFormat.ICEBERG:
+        target = iceberg_target(ctx, struct, full)
+        return ctx.catalog.write_jobs.begin(database, table, target.location, target)
     target = write_target(struct, full)
     root = staging.table_root(target.location)
     remove_stale_staging(ctx, struct, root)

@@ -39,11 +39,12 @@ class WriteTarget:
     partition_keys: tuple[str, ...]
     options: dict[str, str] = field(default_factory=dict)
     hive: dict[str, Any] | None = None  # writer 'hive': input/output format, serde and its properties
+    iceberg: bool = False  # data files of an Iceberg table: partition columns stay in the files, pyiceberg commits
 
     def descriptor(self) -> dict[str, Any]:
         return {"database": self.database, "table": self.table, "location": self.location, "writer": self.writer,
                 "hive_table": self.hive_table, "partition_keys": list(self.partition_keys), "options": self.options,
-                "hive": self.hive}
+                "hive": self.hive, "iceberg": self.iceberg, "keep_partition_columns": self.iceberg}
 
 
 def write_target(struct: ttypes.Table, full_name: str) -> WriteTarget:
@@ -52,8 +53,7 @@ def write_target(struct: ttypes.Table, full_name: str) -> WriteTarget:
     if detection.kind is not TableKind.TABLE:
         raise UnsupportedTableError(f"{full_name} is a view: views take no writes (write to the tables it reads)")
     if detection.format is TableFormat.ICEBERG:
-        raise UnsupportedTableError(f"{full_name} is an Iceberg table: writes to Iceberg tables through this catalog are not "
-                                    "supported yet (write with pyiceberg or Spark's Iceberg catalog)")
+        raise UnsupportedTableError(f"{full_name} is an Iceberg table: its writers are described by write.iceberg.iceberg_target")
     if detection.format is TableFormat.HUDI:
         raise UnsupportedTableError(f"{full_name} is a Hudi table: it takes writes through Hudi's own writer only, which keeps "
                                     "its timeline and file groups")

@@ -23,6 +23,7 @@ from hms_catalog.execution.ddl_commands import ddl_context
 from hms_catalog.model import ExternalCatalog
 from hms_catalog.write.commit import commit_write
 from hms_catalog.write.create import commit_create
+from hms_catalog.write.iceberg import commit_iceberg
 from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write
 from service.access import Access
 from service.ddl_bodies import DdlAnswer
@@ -68,7 +69,7 @@ def router(state: ServiceState) -> APIRouter:
             who.check(Access.WRITE, live.name, "a write's commit")
             running = live.write_jobs.get(job)
             try:
-                commit = commit_create if running.create is not None else commit_write
+                commit = commit_create if running.create is not None else commit_iceberg if running.target.iceberg else commit_write
                 outcome = commit(ctx, running, body.request())
             except BaseException:
                 abort_write(ctx, running)

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -281,17 +282,17 @@ def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: A
     script = Path(__file__).with_name("write_job.py")
     chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
     for _ in range(int(os.environ.get("KILL_RUNS", "3"))):
-        driver = subprocess.Popen([sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url,
-                                   connector_service.token, CATALOG, db, "killed"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  text=True, cwd=Path(__file__).parents[2])
-        try:
-            assert driver.stdout is not None
-            first = driver.stdout.readline()  # one job committed: the session is up
-            assert first.startswith("committed"), first
-            time.sleep(chance.uniform(0.0, 6.0))
-        finally:
-            driver.send_signal(signal.SIGKILL)
-            driver.wait()
+        with subprocess.Popen([sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url,
+                               connector_service.token, CATALOG, db, "killed"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, cwd=Path(__file__).parents[2]) as driver:
+            try:
+                assert driver.stdout is not None
+                first = driver.stdout.readline()  # one job committed: the session is up
+                assert first.startswith("committed"), first
+                time.sleep(chance.uniform(0.0, 6.0))
+            finally:
+                driver.send_signal(signal.SIGKILL)
+                driver.wait()
         generations = set()
         for partition in admin.pool.call("get_partitions", db, "killed", -1):
             folder = Path(urlsplit(partition.sd.location).path)
@@ -300,3 +301,35 @@ def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: A
             assert len(gens) == 1 and sum(t.num_rows for t in rows) == 50000, (partition.values, gens)
             generations |= gens
         assert len(generations) == 1, generations
+
+
+def _iceberg(metastore_uri: str, table: str) -> Any:
+    from pyiceberg.catalog.hive import HiveCatalog
+
+    return HiveCatalog("check", uri=metastore_uri, **{"hive.hive2-compatible": "true"}).load_table((DB, table))
+
+
+def test_iceberg_inserts_are_one_snapshot_each_read_back_by_pyiceberg(spark: Any, db: str, metastore_uri: str) -> None:
+    spark.sql(f"CREATE TABLE {CATALOG}.{db}.ice (id BIGINT, name STRING, amount DECIMAL(10,2), dt STRING) USING iceberg "
+              "PARTITIONED BY (dt)")
+    spark.sql(f"INSERT INTO {CATALOG}.{db}.ice VALUES (1, 'a', 1.50, 'x'), (2, NULL, NULL, 'y'), (3, 'c', 3.00, 'x')")
+    table = _iceberg(metastore_uri, "ice")
+    assert len(table.snapshots()) == 1
+    assert sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "name": "a", "amount": Decimal("1.50"), "dt": "x"}, {"id": 2, "name": None, "amount": None, "dt": "y"},
+        {"id": 3, "name": "c", "amount": Decimal("3.00"), "dt": "x"}]
+    for task in table.scan().plan_files():  # each file's partition tuple matches its rows, and its counts add up
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(urlsplit(task.file.file_path).path).to_pylist()
+        assert {r["dt"] for r in rows} == {task.file.partition[0]} and task.file.record_count == len(rows)
+        assert pq.read_schema(urlsplit(task.file.file_path).path).field("id").metadata[b"PARQUET:field_id"] == b"1"
+    spark.createDataFrame([(4, "d", None, "x")], "id BIGINT, name STRING, amount DECIMAL(10,2), dt STRING") \
+        .writeTo(f"{CATALOG}.{db}.ice").overwritePartitions()
+    table = _iceberg(metastore_uri, "ice")
+    assert 2 <= len(table.snapshots()) <= 3
+    assert sorted((r["id"], r["dt"]) for r in table.scan().to_arrow().to_pylist()) == [(2, "y"), (4, "x")]
+    assert sorted((r.id, r.dt) for r in spark.table(f"{CATALOG}.{db}.ice").collect()) == [(2, "y"), (4, "x")]
+    spark.sql(f"CREATE TABLE {CATALOG}.{db}.ice_days (id BIGINT, ts TIMESTAMP) USING iceberg PARTITIONED BY (days(ts))")
+    with pytest.raises(Exception, match="partitioned by day"):
+        spark.sql(f"INSERT INTO {CATALOG}.{db}.ice_days VALUES (1, TIMESTAMP'2024-01-01 00:00:00')")

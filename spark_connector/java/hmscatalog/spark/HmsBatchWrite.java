@@ -80,20 +80,36 @@ final class HmsBatchWrite implements BatchWrite {
         for (int i = 0; i < keys.size(); i++) {
             partitionOrdinals[i] = ordinal(schema, keys.get(i));
         }
+        boolean keepKeys = target.path("keep_partition_columns").asBoolean(false);  // Iceberg data files hold them
         List<Integer> data = new ArrayList<>();
         for (int i = 0; i < schema.fields().length; i++) {
-            if (!keys.contains(schema.fields()[i].name().toLowerCase(Locale.ROOT))) {
+            if (keepKeys || !keys.contains(schema.fields()[i].name().toLowerCase(Locale.ROOT))) {
                 data.add(i);
             }
         }
         int[] dataOrdinals = data.stream().mapToInt(Integer::intValue).toArray();
         StructField[] dataFields = new StructField[dataOrdinals.length];
         for (int i = 0; i < dataOrdinals.length; i++) {
-            dataFields[i] = schema.fields()[dataOrdinals[i]];
+            dataFields[i] = tableField(schema.fields()[dataOrdinals[i]]);
         }
         WriterFormats.Prepared prepared = WriterFormats.prepare(target, staging, new StructType(dataFields));
         return new HmsDataWriterFactory(prepared, staging, job, schema, dataOrdinals, partitionOrdinals,
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
+    }
+
+    /** The table's own field of that name where it has one of the same type: its metadata carries Iceberg's
+     * field ids ({@code parquet.field.id}, nested fields' too), which Spark's Parquet writer then writes. */
+    private StructField tableField(StructField written) {
+        StructType table = destination.tableSchema();
+        if (table != null) {
+            for (StructField field : table.fields()) {
+                if (field.name().equalsIgnoreCase(written.name())
+                        && field.dataType().sameType(written.dataType())) {
+                    return new StructField(written.name(), field.dataType(), written.nullable(), field.metadata());
+                }
+            }
+        }
+        return written;
     }
 
     private int ordinal(StructType schema, String key) {

@@ -296,7 +296,7 @@ public class HmsSparkCatalog implements StagingTableCatalog, SupportsNamespaces 
         }
         String full = name + "." + database + "." + ident.name();
         WriteDestination destination = new WriteDestination(client, catalogPath(), databasePath(database) + "/writes", body, full,
-                keys.toArray(new String[0]), () -> cache.invalidate(database, ident.name()));
+                keys.toArray(new String[0]), null, () -> cache.invalidate(database, ident.name()));
         return new StagedHmsTable(full, columns, partitions, properties, destination);
     }
 

@@ -161,7 +161,7 @@ class HmsTable implements SupportsRead, SupportsWrite {
             keys[i] = partitionSchema.fields()[i].name();
         }
         WriteDestination destination = new WriteDestination(client, catalogPath, tablePath() + "/writes", null, fullName(), keys,
-                this::invalidate);
+                schema, this::invalidate);
         return new HmsWriteBuilder(destination, info, null);
     }
 
