@@ -5,7 +5,8 @@ metastore event each); if a later batch fails, the partitions the statement adde
 again, so the table is left as it was. Dropping takes every partition a (possibly partial) spec matches,
 by name, in batches; a managed table's partition files go with it, an external one's stay. RECOVER
 PARTITIONS (``MSCK REPAIR TABLE``) lists the table's folders once and adds the ``k=v`` folders the
-metastore lacks; with SYNC it also drops the partitions whose folder is gone.
+metastore lacks; with SYNC it also drops the partitions whose folder is gone (their own location, which may
+be elsewhere). It also deletes the staging folders crashed writes left (:mod:`hms_catalog.write.cleanup`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from hms_catalog.errors import ConfigurationError, NotFoundError
 from hms_catalog.formats._paths import is_hidden, resolve
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.write.cleanup import remove_stale_staging
+from hms_catalog.write.staging import exists, table_root
 
 __all__ = ["add_partitions", "drop_partitions", "recover_partitions", "BATCH"]
 
@@ -141,6 +144,18 @@ def _folders(location: str, keys: list[str]) -> dict[str, str]:
     return found
 
 
+def _vanished(ctx: DdlContext, database: str, name: str, keys: list[str], candidates: list[str]) -> list[str]:
+    """Of the partitions with no ``k=v`` folder under the table, those whose own location is gone too (a
+    partition may live elsewhere: a LOCATION of its own, or a folder a write swapped in)."""
+    gone = []
+    for start in range(0, len(candidates), BATCH):
+        for partition in ctx.catalog.client.get_partitions_by_names(database, name, candidates[start : start + BATCH]):
+            location = partition.sd.location if partition.sd is not None else None
+            if not location or not exists(location):
+                gone.append(make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in partition.values]))
+    return sorted(gone)
+
+
 @table_locked
 def recover_partitions(ctx: DdlContext, database: str, name: str, change: RecoverPartitions) -> DdlOutcome:
     database, name = database.lower(), name.lower()
@@ -153,7 +168,8 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
     folders = _folders(location, keys)
     known = set(ctx.catalog.client.get_partition_names(database, name))
     missing = sorted(set(folders) - known) if change.add else []
-    vanished = sorted(n for n in known - set(folders)) if change.drop else []
+    vanished = _vanished(ctx, database, name, keys, sorted(known - set(folders))) if change.drop else []
+    remove_stale_staging(ctx.catalog, struct, table_root(location))  # what crashed writes left
     to_add = []
     for folder in missing:
         values = tuple((k, v) for k, v in parse_partition_name(folder))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import table_struct
@@ -19,11 +18,12 @@ from hms_catalog.ddl.tables import default_location
 from hms_catalog.errors import AlreadyExistsError, NotFoundError, UnsupportedTableError
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.write import staging
+from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.iceberg import iceberg_target
 from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.target import write_target
 
-__all__ = ["begin_write", "begin_create", "abort_write", "remove_stale_staging"]
+__all__ = ["begin_write", "begin_create", "abort_write"]
 
 
 def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
@@ -35,7 +35,7 @@ def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
         return ctx.catalog.write_jobs.begin(database, table, target.location, target)
     target = write_target(struct, full)
     root = staging.table_root(target.location)
-    remove_stale_staging(ctx, struct, root)
+    remove_stale_staging(ctx.catalog, struct, root)
     return ctx.catalog.write_jobs.begin(database, table, root, target)
 
 
@@ -73,19 +73,3 @@ def abort_write(ctx: DdlContext, job: WriteJob) -> None:
                 staging.delete_folder(job.root)
     finally:
         ctx.catalog.write_jobs.end(job.id)
-
-
-def remove_stale_staging(ctx: DdlContext, struct: ttypes.Table, root: str) -> list[str]:
-    """Delete the staging folders under ``root`` that no live job owns and no location points into."""
-    live = ctx.catalog.write_jobs.live(struct.dbName.lower(), struct.tableName.lower())
-    candidates = [folder for folder in staging.stale_staging(root, live, ()) if not staging.committed(folder)]
-    if not candidates:
-        return []
-    current = [struct.sd.location] if struct.sd is not None and struct.sd.location else []
-    if struct.partitionKeys:
-        partitions = ctx.catalog.client.get_partitions_by_filter(struct.dbName, struct.tableName, "", fields=("sd.location",))
-        current += [p.sd.location for p in partitions if p.sd is not None and p.sd.location]
-    removed = [folder for folder in candidates if not any(staging.is_within(location, folder) for location in current)]
-    for folder in removed:
-        staging.delete_folder(folder)
-    return removed

@@ -143,3 +143,18 @@ def test_readers_during_overwrites_see_each_partition_whole(ddl_service: Server,
             reader.join()
     assert not failures, failures[:3]
     assert set(seen) <= {10, 11} and len(seen) > 10, sorted(set(seen))
+
+
+def test_recover_deletes_a_crashed_jobs_folder_and_keeps_partitions_a_write_swapped_in(ddl_service: Server, events: str,
+                                                                                       admin: Admin, unique_name: str) -> None:
+    assert write(ddl_service, events, {"a": 2}).status == 200
+    assert write(ddl_service, events, {"a": 3}).status == 200  # dt=a now lives in the second job's folder
+    root = _path(admin.pool.call("get_table", unique_name, "events").sd.location)
+    crashed = root / ".hms-staging-0123456789abcdef" / "dt=z"
+    crashed.mkdir(parents=True)
+    pq.write_table(pa.table({"id": pa.array([1], pa.int32())}), crashed / "part-0.parquet")
+    answer = ddl_service.request("POST", events + "/partitions/recover", {"add": True, "drop": True})
+    assert answer.status == 200, answer
+    assert not crashed.parent.exists()
+    assert admin.pool.call("get_partition_names", unique_name, "events", -1) == ["dt=a"]
+    assert _count(admin, unique_name, "a") == 3
