@@ -103,3 +103,28 @@ def test_a_hudi_snapshot_with_log_files_reads_through_the_python_source_there(wi
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = snapshot_of(table)
     assert json.loads(done.stdout.strip().splitlines()[-1])["rows"] == [[theirs.num_rows, len(set(theirs["rider"].to_pylist()))]]
+
+
+WRITER = """
+import json, sys
+from pyspark.sql.connect.session import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).create()
+table = sys.argv[2]
+spark.sql(f"INSERT INTO {table} VALUES (1, 'x'), (2, 'y')")
+spark.createDataFrame([(3, "x")], "id INT, dt STRING").writeTo(table).overwritePartitions()
+spark.sql(f"CREATE TABLE {table}_ctas USING parquet AS SELECT * FROM {table}")
+print("RESULT " + json.dumps(sorted(tuple(row) for row in spark.table(table + "_ctas").collect())))
+spark.stop()
+"""
+
+
+def test_a_spark_connect_client_writes_through_the_catalogs(with_connect: tuple[Server, str], written: str, spark: Any) -> None:
+    _, url = with_connect
+    spark.sql(f"CREATE TABLE spark_catalog.{written}.connect_written (id INT) PARTITIONED BY (dt STRING) STORED AS PARQUET")
+    done = subprocess.run([sys.executable, "-c", WRITER, url, f"conn.{written}.connect_written"], capture_output=True, text=True,
+                          timeout=300, check=False, env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT ")).removeprefix("RESULT "))
+    assert seen == [[2, "y"], [3, "x"]]
+    spark.catalog.refreshTable(f"spark_catalog.{written}.connect_written")
+    assert sorted(tuple(r) for r in spark.table(f"spark_catalog.{written}.connect_written").collect()) == [(2, "y"), (3, "x")]
