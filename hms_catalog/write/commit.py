@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.context import DdlContext
-from hms_catalog.errors import ConfigurationError, WriteConflictError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, WriteConflictError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.write import staging
 from hms_catalog.write.jobs import WHOLE_TABLE, WriteJob
@@ -260,7 +260,12 @@ def _swap(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, keys: list[str],
                                               tableName=struct.tableName, sd=sd, parameters=written_parameters({}, group.files))))
         for start in range(0, len(parts), BATCH):
             batch = parts[start : start + BATCH]
-            client.add_partitions([p for _, p in batch])
+            try:
+                client.add_partitions([p for _, p in batch])
+            except AlreadyExistsError as error:
+                raise WriteConflictError(f"write conflict on {ctx.catalog.name}.{database}.{name}: a partition this job adds "
+                                         f"was added by another writer since it began ({error}); nothing of this write was "
+                                         "applied (run it again)") from error
             added += [n for n, _ in batch]
         changed = []
         for n, group in replaced.items():

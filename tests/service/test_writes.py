@@ -158,3 +158,19 @@ def test_recover_deletes_a_crashed_jobs_folder_and_keeps_partitions_a_write_swap
     assert not crashed.parent.exists()
     assert admin.pool.call("get_partition_names", unique_name, "events", -1) == ["dt=a"]
     assert _count(admin, unique_name, "a") == 3
+
+
+def test_two_appends_adding_one_new_partition_one_wins_and_the_other_is_a_conflict(ddl_service: Server, events: str,
+                                                                                   admin: Admin, unique_name: str) -> None:
+    jobs = [ddl_service.request("POST", events + "/writes", {}).json() for _ in range(2)]
+    for job, count in zip(jobs, (4, 6)):
+        relative = "dt=new/part-0.parquet"
+        (_path(job["staging"]) / relative).parent.mkdir(parents=True)
+        pq.write_table(pa.table({"id": pa.array(range(count), pa.int32())}), _path(job["staging"]) / relative)
+        job["files"] = [{"path": relative, "values": ["new"], "rows": count}]
+    commit = "/v1/catalogs/hive/writes/{}/commit"
+    assert ddl_service.request("POST", commit.format(jobs[0]["job"]), {"mode": "append", "files": jobs[0]["files"]}).status == 200
+    refused = ddl_service.request("POST", commit.format(jobs[1]["job"]), {"mode": "append", "files": jobs[1]["files"]})
+    assert refused.status == 409 and "write conflict" in refused.error()["message"], refused
+    assert _count(admin, unique_name, "new") == 4
+    assert not _path(jobs[1]["staging"]).exists()
