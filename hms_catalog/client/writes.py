@@ -20,6 +20,7 @@ from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
 __all__ = ["DROP_BATCH", "MetastoreWrites", "MetastoreWriteCalls"]
 
 DROP_BATCH = 100  # partition names per drop_partitions_req (see MetastoreWriteCalls.drop_partitions)
+_DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"  # Hive's StatsSetupConst: keep the statistics a call carries
 
 
 @runtime_checkable
@@ -28,10 +29,12 @@ class MetastoreWrites(Protocol):
     def alter_database(self, name: str, database: ttypes.Database) -> None: ...
     def drop_database(self, name: str, *, delete_data: bool, cascade: bool) -> None: ...
     def create_table(self, table: ttypes.Table) -> None: ...
-    def alter_table(self, database: str, table: str, new: ttypes.Table, *, cascade: bool = False) -> None: ...
+    def alter_table(self, database: str, table: str, new: ttypes.Table, *, cascade: bool = False,
+                    keep_statistics: bool = False) -> None: ...
     def drop_table(self, database: str, table: str, *, delete_data: bool = False) -> None: ...
     def add_partitions(self, partitions: list[ttypes.Partition], *, if_not_exists: bool = False) -> int: ...
-    def alter_partitions(self, database: str, table: str, partitions: list[ttypes.Partition]) -> None: ...
+    def alter_partitions(self, database: str, table: str, partitions: list[ttypes.Partition], *,
+                         keep_statistics: bool = False) -> None: ...
     def drop_partitions(self, database: str, table: str, names: list[str], *, delete_data: bool,
                         if_exists: bool) -> int: ...
 
@@ -80,10 +83,15 @@ class MetastoreWriteCalls:
                 raise NotFoundError("database", table.dbName, str(error.__cause__.message or "")) from error
             raise
 
-    def alter_table(self, database: str, table: str, new: ttypes.Table, *, cascade: bool = False) -> None:
+    def alter_table(self, database: str, table: str, new: ttypes.Table, *, cascade: bool = False,
+                    keep_statistics: bool = False) -> None:
         """Replace ``database.table``'s definition (a rename when ``new`` has another name); with ``cascade``
-        the metastore also gives every partition the new columns, as Hive's ``ALTER TABLE ... CASCADE``."""
-        context = ttypes.EnvironmentContext(properties={"CASCADE": "true"} if cascade else {})
+        the metastore also gives every partition the new columns, as Hive's ``ALTER TABLE ... CASCADE``;
+        with ``keep_statistics`` it keeps the statistics ``new`` carries instead of counting the files."""
+        properties = {"CASCADE": "true"} if cascade else {}
+        if keep_statistics:
+            properties[_DO_NOT_UPDATE_STATS] = "true"
+        context = ttypes.EnvironmentContext(properties=properties)
         name = f"{new.dbName}.{new.tableName}"
         try:
             self._call("alter_table_with_environment_context", self._db(database), table, new, context,
@@ -116,8 +124,17 @@ class MetastoreWriteCalls:
             raise
         return int(result)
 
-    def alter_partitions(self, database: str, table: str, partitions: list[ttypes.Partition]) -> None:
-        if partitions:
+    def alter_partitions(self, database: str, table: str, partitions: list[ttypes.Partition], *,
+                         keep_statistics: bool = False) -> None:
+        """Replace the partitions' definitions in one call. The metastore counts a changed partition's files
+        again unless ``keep_statistics`` (a write that knows them exactly, and moves appended files in after)."""
+        if not partitions:
+            return
+        if keep_statistics:
+            context = ttypes.EnvironmentContext(properties={_DO_NOT_UPDATE_STATS: "true"})
+            self._call("alter_partitions_with_environment_context", self._db(database), table, partitions, context,
+                       missing=("table", f"{database}.{table}"))
+        else:
             self._call("alter_partitions", self._db(database), table, partitions, missing=("table", f"{database}.{table}"))
 
     def drop_partitions(self, database: str, table: str, names: Sequence[str], *, delete_data: bool, if_exists: bool) -> int:

@@ -200,18 +200,21 @@ def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, re
     for n, group in appended.items():
         location = existing[n].sd.location
         for written_file in group.files:
-            staging.move(f"{job.staging}/{written_file.path}", f"{location.rstrip('/')}/{posixpath.basename(written_file.path)}")
-    _settle_staging(job.staging)
+            staging.move(f"{job.staging}/{written_file.path}", _free_name(location, job, written_file))
+    if replaced or any(n not in moved for n in new):  # partitions now live in the staging folder
+        staging.mark_committed(job.staging)
+    else:
+        staging.delete_folder(job.staging)
     ctx.catalog.write_jobs.record(job, set(written) | set(dropped))
     return (len(new), len(replaced), len(appended), len(dropped)), old_folders
 
 
-def _settle_staging(folder: str) -> None:
-    """Delete the staging folder when every file moved out of it; else mark it as holding committed files."""
-    if staging.files_under(folder) or any(staging.visible_children(folder)):
-        staging.mark_committed(folder)
-    else:
-        staging.delete_folder(folder)
+def _free_name(folder: str, job: WriteJob, written: WrittenFile) -> str:
+    """Where an appended file goes in ``folder``: its own name, or with the job's id before it if a file of
+    that name is there (a rename would replace it)."""
+    name = posixpath.basename(written.path)
+    target = f"{folder.rstrip('/')}/{name}"
+    return target if not staging.exists(target) else f"{folder.rstrip('/')}/{job.id}-{name}"
 
 
 def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:
@@ -276,7 +279,7 @@ def _swap(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, keys: list[str],
         for n, group in appended.items():
             old = existing[n]
             changed.append(ttypes.Partition(**{**old.__dict__, "parameters": appended_parameters(old, group.files)}))
-        client.alter_partitions(database, name, changed)
+        client.alter_partitions(database, name, changed, keep_statistics=True)
         try:
             if dropped:
                 client.drop_partitions(database, name, dropped, delete_data=False, if_exists=True)
@@ -301,9 +304,9 @@ def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, 
         parameters = appended_parameters(struct, request.files)
         new_struct = ttypes.Table(**{**struct.__dict__, "parameters": parameters})
         ctx.catalog.caches.self_events.expect("ALTER_TABLE", database, name, 1)
-        ctx.client.alter_table(database, name, new_struct)
+        ctx.client.alter_table(database, name, new_struct, keep_statistics=True)
         for written_file in request.files:
-            staging.move(f"{job.staging}/{written_file.path}", f"{location}/{posixpath.basename(written_file.path)}")
+            staging.move(f"{job.staging}/{written_file.path}", _free_name(location, job, written_file))
         staging.delete_folder(job.staging)
         ctx.catalog.write_jobs.record(job, set())
         return (0, 0, 1, 0), []
@@ -315,7 +318,7 @@ def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, 
     new_struct = ttypes.Table(**{**struct.__dict__, "sd": sd, "parameters": written_parameters(struct.parameters or {}, request.files)})
     expectation = ctx.catalog.caches.self_events.expect("ALTER_TABLE", database, name, 1)
     try:
-        ctx.client.alter_table(database, name, new_struct)
+        ctx.client.alter_table(database, name, new_struct, keep_statistics=True)
     except BaseException:
         ctx.catalog.caches.self_events.withdraw(expectation)
         raise
