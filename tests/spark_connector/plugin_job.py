@@ -1,7 +1,9 @@
 """A PySpark job for spark-submit: it configures nothing itself; the plugin (from spark-submit's --conf)
-registers the service's catalogs. Prints one JSON line of what it saw."""
+registers the service's catalogs. With HMS_WRITE_TABLE set, it also writes through one: an INSERT OVERWRITE
+of two partitions and a CTAS. Prints one JSON line of what it saw."""
 
 import json
+import os
 import sys
 
 from pyspark.sql import SparkSession
@@ -17,5 +19,11 @@ if len(sys.argv) > 2:  # a table only the Python source reads: this job never re
         spark.sql(f"SELECT * FROM conn.{sys.argv[2]}").collect()
     except Exception as error:  # noqa: BLE001 - the message is what the test checks
         refused = str(error)
-print("RESULT " + json.dumps({"tables": tables, "count": count, "registered": registered, "refused": refused}))
+written = None
+table = os.environ.get("HMS_WRITE_TABLE")
+if table:
+    spark.sql(f"INSERT OVERWRITE {table} PARTITION (dt) SELECT id, CAST(id % 2 AS STRING) FROM range(10)")
+    spark.sql(f"CREATE TABLE {table}_copy STORED AS ORC AS SELECT * FROM {table} WHERE dt = '1'")
+    written = {"count": spark.table(table).count(), "copy": spark.table(f"{table}_copy").count()}
+print("RESULT " + json.dumps({"tables": tables, "count": count, "registered": registered, "refused": refused, "written": written}))
 spark.stop()

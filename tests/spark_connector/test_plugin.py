@@ -36,8 +36,10 @@ def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Serv
                                                          unique_name: str, tmp_path: Path) -> None:
     root = unzip_table(TRIPS, tmp_path)
     register_snapshot_table(admin, unique_name, root, hudi_table(root))  # a snapshot with log files to merge
+    admin.pool.call("create_table", _partitioned_parquet(written, "submitted"))  # written through the catalog by the job
     done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", str(JOB), written,
-                        f"{unique_name}.t_rt", token=connector_service.token)
+                        f"{unique_name}.t_rt", token=connector_service.token,
+                        environment={"HMS_WRITE_TABLE": f"conn.{written}.submitted"})
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
     seen = json.loads(line.removeprefix("RESULT "))
@@ -47,6 +49,21 @@ def test_spark_submit_with_the_plugin_sees_every_catalog(connector_service: Serv
     # No Python source in this job: a table only it can read fails, saying why and what to do.
     assert "cannot read conn." in seen["refused"] and "Hudi merge-on-read snapshot" in seen["refused"]
     assert "PySpark driver reads it through the Python source" in seen["refused"]
+    assert seen["written"] == {"count": 10, "copy": 5}
+    assert sorted(admin.pool.call("get_partition_names", written, "submitted", -1)) == ["dt=0", "dt=1"]
+
+
+def _partitioned_parquet(database: str, name: str) -> Any:
+    """A Hive Parquet table (id BIGINT) PARTITIONED BY (dt STRING), as Spark's own DDL makes it."""
+    from hms_catalog.client.hive_thrift import ttypes
+    from hms_catalog.formats.storage import STORAGE_FORMATS
+
+    parquet = STORAGE_FORMATS["PARQUET"]
+    sd = ttypes.StorageDescriptor(cols=[ttypes.FieldSchema("id", "bigint", "")], location=None, inputFormat=parquet.input_format,
+                                  outputFormat=parquet.output_format, numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
+                                  serdeInfo=ttypes.SerDeInfo(serializationLib=parquet.serde, parameters={}))
+    return ttypes.Table(tableName=name, dbName=database, owner="test", sd=sd, partitionKeys=[ttypes.FieldSchema("dt", "string", "")],
+                        parameters={}, tableType="MANAGED_TABLE")
 
 
 def test_the_plugin_without_a_service_address_says_what_is_missing(written: str) -> None:

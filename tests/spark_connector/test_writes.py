@@ -333,17 +333,3 @@ def test_iceberg_inserts_are_one_snapshot_each_read_back_by_pyiceberg(spark: Any
     spark.sql(f"CREATE TABLE {CATALOG}.{db}.ice_days (id BIGINT, ts TIMESTAMP) USING iceberg PARTITIONED BY (days(ts))")
     with pytest.raises(Exception, match="partitioned by day"):
         spark.sql(f"INSERT INTO {CATALOG}.{db}.ice_days VALUES (1, TIMESTAMP'2024-01-01 00:00:00')")
-
-
-def test_a_spark_submit_job_writes_through_the_plugins_catalogs(spark: Any, db: str, connector_service: Any) -> None:
-    from tests.spark_connector.test_plugin import spark_submit
-
-    spark.sql(f"CREATE TABLE spark_catalog.{db}.submitted (id BIGINT) PARTITIONED BY (dt STRING) STORED AS PARQUET")
-    job = Path(__file__).with_name("submit_write_job.py")
-    done = spark_submit("--conf", f"spark.hmscatalog.uri={connector_service.url}", str(job), f"{CATALOG}.{db}.submitted",
-                        token=connector_service.token)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT ")).removeprefix("RESULT "))
-    assert seen == {"count": 10, "copy": 5}
-    assert _partitions(spark, f"spark_catalog.{db}.submitted") == ["dt=0", "dt=1"]
-    assert len(_rows(spark, f"spark_catalog.{db}.submitted_copy")) == 5
