@@ -288,16 +288,10 @@ public class HmsSparkCatalog implements StagingTableCatalog, SupportsNamespaces 
         }
         ObjectNode body = ServiceClient.JSON.createObjectNode().put("replace", replace);
         body.set("table", DdlBodies.table(ident.name(), columns, partitions, properties, defaultProvider()));
-        List<String> keys = new ArrayList<>();
-        for (Transform transform : partitions) {
-            if (transform.references().length == 1) {
-                keys.add(String.join(".", transform.references()[0].fieldNames()));
-            }
-        }
-        String full = name + "." + database + "." + ident.name();
-        WriteDestination destination = new WriteDestination(client, catalogPath(), databasePath(database) + "/writes", body, full,
-                keys.toArray(new String[0]), null, () -> cache.invalidate(database, ident.name()));
-        return new StagedHmsTable(full, columns, partitions, properties, destination);
+        WriteDestination destination = new WriteDestination(client, catalogPath(), databasePath(database) + "/writes", body,
+                name + "." + database + "." + ident.name(), StagedHmsTable.partitionColumns(partitions), null,
+                () -> cache.invalidate(database, ident.name()));
+        return new StagedHmsTable(destination.name(), columns, partitions, properties, destination);
     }
 
     @Override

@@ -10,7 +10,9 @@ import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -36,6 +38,17 @@ final class StagedHmsTable implements StagedTable, SupportsWrite {
         this.partitioning = partitioning;
         this.properties = properties;
         this.destination = destination;
+    }
+
+    /** The columns of identity partitioning (a Hive or data source table's partition columns). */
+    static String[] partitionColumns(Transform[] partitions) {
+        List<String> keys = new ArrayList<>();
+        for (Transform transform : partitions) {
+            if (transform.references().length == 1) {
+                keys.add(String.join(".", transform.references()[0].fieldNames()));
+            }
+        }
+        return keys.toArray(new String[0]);
     }
 
     @Override
