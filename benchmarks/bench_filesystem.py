@@ -77,9 +77,9 @@ def catalog_sessions(root: Path, home: Path) -> dict[str, object]:
     first = time.perf_counter() - started
     session.manager.close()
     from hms_catalog.manager import CatalogManager
-    from hms_catalog.store import CatalogStore
+    from hms_catalog.state import open_definitions
 
-    later = CatalogManager(CatalogStore(home))
+    later = CatalogManager(open_definitions(home))
     started = time.perf_counter()
     later.catalog("lake").table("db", "events").schema  # noqa: B018 - loads it
     second = time.perf_counter() - started

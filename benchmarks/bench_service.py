@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import Service, progress, save
 
-from hms_catalog import CatalogManager, CatalogStore
+from hms_catalog import CatalogManager
+from hms_catalog.state import open_definitions
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats.storage import STORAGE_FORMATS
@@ -281,7 +282,7 @@ def cold_loads(service: Service, client: CatalogServiceClient, metastore: Embedd
     progress(f"{clients} clients, each with its own catalog, cold-loading {len(names)} tables")
     managers = []
     for index in range(clients):
-        manager = CatalogManager(CatalogStore(root / f"client{index}"))
+        manager = CatalogManager(open_definitions(root / f"client{index}"))
         manager.create(CATALOG, {"type": "hms", "hive.metastore.uris": metastore.uri, "hive.metastore.client.pool.size": "1"})
         manager.catalog(CATALOG).database_names()  # connected before the count starts
         managers.append(manager)

@@ -13,6 +13,7 @@ Typical use::
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import overload
 
@@ -78,11 +79,12 @@ def open_session(home: str | os.PathLike[str] | None = None) -> Session: ...
 
 
 @overload
-def open_session(home: str | os.PathLike[str] | None = None, *, server: str, token: str | None = None) -> RemoteSession: ...
+def open_session(home: str | os.PathLike[str] | None = None, *, server: str | Sequence[str],
+                 token: str | None = None) -> RemoteSession: ...
 
 
 def open_session(
-    home: str | os.PathLike[str] | None = None, *, server: str | None = None, token: str | None = None
+    home: str | os.PathLike[str] | None = None, *, server: str | Sequence[str] | None = None, token: str | None = None
 ) -> Session | RemoteSession:
     """A session over the catalogs stored under ``home`` (default as the CLI's ``--home``).
 
@@ -91,7 +93,9 @@ def open_session(
 
     With ``server`` (a catalog service's ``http[s]://host:port``), statements run there, on the catalogs
     every client of that service shares; ``token`` defaults to ``$HMS_CATALOG_TOKEN``, then the home's
-    ``server.token``. Both kinds of session have ``run_one``, ``run`` and ``execute``.
+    ``server.token``. Replicas of the service over one store are given as a list of URLs or one string of
+    comma-separated ones: the session fails over between them. Both kinds of session have ``run_one``,
+    ``run`` and ``execute``.
     """
     if server is not None:
         home_path = Path(home).expanduser() if home is not None else default_home()

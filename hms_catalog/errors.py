@@ -27,6 +27,8 @@ __all__ = [
     "UnsupportedTypeError",
     "ServiceError",
     "WriteConflictError",
+    "StoreUnavailableError",
+    "LeaseLostError",
 ]
 
 
@@ -156,3 +158,17 @@ class UnsupportedTypeError(SchemaError):
 
 class ServiceError(HmsCatalogError):
     """The catalog service could not be reached, or answered with something that is not its API."""
+
+
+class StoreUnavailableError(HmsCatalogError):
+    """The catalog store (the SQLite file, or the PostgreSQL server replicas share) cannot be reached now.
+
+    Nothing was changed by the failed call; the service answers 503 and the same request may be retried.
+    """
+
+
+class LeaseLostError(HmsCatalogError):
+    """A replica acted on a lease (following a metastore's events) that another replica has since taken over.
+
+    What it was about to record was not recorded: the new holder resumes from the position last stored.
+    """

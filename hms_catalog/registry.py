@@ -22,7 +22,8 @@ from types import MappingProxyType
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.manager import CatalogManager
-from hms_catalog.store import CatalogStore, default_home
+from hms_catalog.state import open_definitions
+from hms_catalog.store import default_home
 
 __all__ = ["ManagerRegistry", "home_key", "live_managers", "shared_manager", "adopt_manager"]
 
@@ -35,7 +36,7 @@ def home_key(home: str | os.PathLike[str] | None) -> Path:
 
 
 def _new_manager(home: Path) -> CatalogManager:
-    return CatalogManager(CatalogStore(home))
+    return CatalogManager(open_definitions(home))
 
 
 class ManagerRegistry:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from hms_catalog._private import private_directory, private_file
 from hms_catalog.errors import (
@@ -31,7 +31,7 @@ from hms_catalog.errors import (
     VersionMismatchError,
 )
 
-__all__ = ["CatalogDefinition", "CatalogStore", "default_home", "HOME_ENV"]
+__all__ = ["CatalogDefinition", "CatalogStore", "DefinitionStore", "default_home", "HOME_ENV"]
 
 HOME_ENV = "HMS_CATALOG_HOME"
 _DOCUMENT = "catalogs.json"
@@ -90,6 +90,27 @@ class CatalogDefinition:
             created_at=float(data["created_at"]),
             updated_at=float(data["updated_at"]),
         )
+
+
+class DefinitionStore(Protocol):
+    """Where catalog definitions are kept: this JSON document, or the SQL catalog store."""
+
+    home: Path
+
+    def list(self) -> list[CatalogDefinition]: ...
+
+    def get(self, name: str) -> CatalogDefinition: ...
+
+    def find(self, name: str) -> CatalogDefinition | None: ...
+
+    def create(self, definition: CatalogDefinition, *, if_not_exists: bool = False) -> CatalogDefinition | None: ...
+
+    def update(self, name: str, change: Callable[[CatalogDefinition], CatalogDefinition], *,
+               expected_version: int | None = None) -> CatalogDefinition: ...
+
+    def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition: ...
+
+    def drop(self, name: str, *, if_exists: bool = False, expected_version: int | None = None) -> CatalogDefinition | None: ...
 
 
 class CatalogStore:

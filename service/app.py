@@ -45,11 +45,14 @@ def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedTok
     ``tokens`` the named ones (``serve --tokens``). ``stopping`` is set when the server begins to shut down;
     ``companions`` (``serve --spark-connect``) are shown in ``/v1/health`` and run the sessions' SELECTs once
     ready. Changes are audited to ``audit_path`` (default ``HOME/audit.log``)."""
-    audit = AuditLog(audit_path if audit_path is not None else manager.store.home / AUDIT_FILE)
+    trail = manager.shared.audit if manager.shared is not None else None
+    audit = AuditLog(audit_path if audit_path is not None else manager.store.home / AUDIT_FILE, trail=trail)
     state = ServiceState(manager, audit=audit, stopping=stopping, companions=companions)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if state.store_follower is not None:
+            state.store_follower.start()
         try:
             yield
         finally:

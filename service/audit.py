@@ -12,19 +12,26 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hms_catalog._private import private_directory, private_file
+from hms_catalog.errors import HmsCatalogError
 from hms_catalog.masking import mask_text
 from service.access import ForbiddenError
+
+if TYPE_CHECKING:
+    from hms_catalog.state import AuditTrail
 
 __all__ = ["AUDIT_FILE", "AuditEntry", "AuditLog"]
 
 AUDIT_FILE = "audit.log"
+
+_log = logging.getLogger(__name__)
 
 Version = Callable[[], int | None]
 
@@ -43,8 +50,11 @@ class AuditEntry:
 
 
 class AuditLog:
-    def __init__(self, path: Path) -> None:
+    """``path``: this replica's audit file; ``trail``: the store's audit trail, which every replica shares."""
+
+    def __init__(self, path: Path, trail: AuditTrail | None = None) -> None:
         self.path = path
+        self.trail = trail
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -81,6 +91,11 @@ class AuditLog:
                     written += os.write(descriptor, line[written:])
             finally:
                 os.close(descriptor)
+        if self.trail is not None:
+            try:
+                self.trail.append(masked)
+            except HmsCatalogError as error:  # the file has the line; the store gets the next ones once it is back
+                _log.warning("the audit trail in the catalog store missed a line: %s", error)
 
 
 def _read(version: Version) -> int | None:

@@ -21,6 +21,7 @@ from hms_catalog.errors import (
     MetastoreUnavailableError,
     NotFoundError,
     PoolClosedError,
+    StoreUnavailableError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -41,6 +42,7 @@ _STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (VersionMismatchError, 412),
     (MetastoreUnavailableError, 503),  # before MetastoreError: it is one
     (PoolClosedError, 503),
+    (StoreUnavailableError, 503),
     (MetastoreError, 502),
     (HmsCatalogError, 400),
 )

@@ -19,7 +19,9 @@ from types import FrameType
 import uvicorn
 
 from hms_catalog.errors import ConfigurationError, HmsCatalogError
-from hms_catalog.registry import shared_manager
+from hms_catalog.manager import CatalogManager
+from hms_catalog.registry import adopt_manager
+from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_definitions
 from service.app import create_app
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
@@ -69,6 +71,13 @@ class ServeCommand:
                             help='named tokens besides the server\'s own, as JSON: {"tokens": [{"name": "ro", "token": "...", '
                                  '"access": "read"}, {"name": "etl", "token": "...", "access": "write", "catalogs": ["prod"]}]} '
                                  "(keep it readable by its owner only)")
+        parser.add_argument("--store", metavar="URL",
+                            help=f"the catalog store replicas share: postgresql://user@host/db (password from "
+                                 f"${STORE_PASSWORD_ENV} or --store-password-file, never in the URL) or sqlite:///PATH "
+                                 f"(default ${STORE_ENV}, else HOME/catalog.db). Every serve on one store is a replica: "
+                                 "same catalogs, versions and change log")
+        parser.add_argument("--store-password-file", type=Path, metavar="PATH",
+                            help="read the PostgreSQL store's password from PATH (keep it readable by its owner only)")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
         self._companions = companions()
@@ -78,7 +87,8 @@ class ServeCommand:
     def run(self, args: argparse.Namespace, home: Path) -> int:
         try:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
-                         tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions)
+                         tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
+                         store=args.store, store_password_file=args.store_password_file)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -101,11 +111,13 @@ class _Server(uvicorn.Server):
 
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
           tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
-          args: argparse.Namespace | None = None, companions: Sequence[Companion] = ()) -> int:
+          args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
+          store_password_file: Path | None = None) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
-    --spark-connect``) start as the parsed ``serve`` options ``args`` ask.
+    --spark-connect``) start as the parsed ``serve`` options ``args`` ask. ``store``: the catalog store (a
+    PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it.
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
@@ -118,9 +130,11 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         named, warnings = load_tokens(tokens_file, token)
         for warning in warnings:
             print(warning, file=sys.stderr, flush=True)
+    definitions = open_definitions(home, store, password_file=store_password_file)
+    definitions.list()  # reach (and migrate) the store now: a wrong URL or password stops the start, saying which
+    manager = adopt_manager(CatalogManager(definitions, shared=SharedState(definitions)))
     listener = _bind(host, port)
     stopping = threading.Event()
-    manager = shared_manager(home)
     bound_host, bound_port = listener.getsockname()[:2]
     scheme = "https" if tls_cert else "http"
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
@@ -144,6 +158,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     )
     server = _Server(config, stopping)
     print(f"hms-catalog service at {url} for {home} (token in {token_path})", file=sys.stderr, flush=True)
+    print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'})",
+          file=sys.stderr, flush=True)
     # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

@@ -17,6 +17,7 @@ from anyio import CapacityLimiter
 from hms_catalog.execution import Session
 from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
 from hms_catalog.manager import CatalogManager
+from hms_catalog.state import StoreFollower
 from service.access import Principal
 from service.audit import AuditLog
 from service.companions import RunningCompanion
@@ -42,6 +43,8 @@ class ServiceState:
         self.followers = FollowerRegistry()
         self.long_polls = CapacityLimiter(_LONG_POLLS)
         self.started = time.time()
+        # A replica on a shared store: other replicas' changes reach this one's catalogs through the store.
+        self.store_follower = None if manager.shared is None else StoreFollower(manager.shared.journal, manager.live_catalogs)
         self._engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
         self._engine_lock = threading.Lock()
 
@@ -71,6 +74,8 @@ class ServiceState:
     def close(self) -> None:
         """Stop the SparkSession SELECT started, then the event followers and metastore connections."""
         self.stopping.set()
+        if self.store_follower is not None:
+            self.store_follower.stop()
         engine_session = Session(self.manager)
         with self._engine_lock:
             engine_session.extras = dict(self._engine)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hms_catalog.errors import HmsCatalogError
-from hms_catalog.store import CatalogStore
+from hms_catalog.state import open_definitions
 from spark_connector.session import native_session
 
 CATALOG = "demo"
@@ -72,7 +72,7 @@ def _service(home: Path, timeout: float = 60.0) -> Iterator[str]:
 
 def run(directory: Path) -> int:
     home = directory.resolve() / "home"
-    if CatalogStore(home).find(CATALOG) is None:
+    if open_definitions(home).find(CATALOG) is None:
         print(f"error: {home} has no catalog {CATALOG}: run python -m hms_catalog.demo --dir {directory} first", file=sys.stderr)
         return 1
     _step(f"serving {home} (hms-catalog serve)")

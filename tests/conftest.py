@@ -22,6 +22,8 @@ from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support import hms
+from tests.support.postgres import PostgresServer
+from tests.support.postgres import available as postgres_available
 from tests.support.sessions import open_catalog
 
 _names = itertools.count(1)
@@ -164,3 +166,19 @@ def silent_uri() -> Iterator[str]:
     for connection in held:
         connection.close()
     server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """A real PostgreSQL server, started once per test session; ``url`` has no password, pass ``password``.
+
+    Skipped where PostgreSQL is not installed, unless ``HMS_CATALOG_REQUIRE_POSTGRES=1`` (``.ci/run`` sets it
+    after installing it) makes that a failure.
+    """
+    ok, reason = postgres_available()
+    if not ok:
+        if os.environ.get("HMS_CATALOG_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"the PostgreSQL tests are required here and cannot run: {reason}", pytrace=False)
+        pytest.skip(reason)
+    with PostgresServer(tmp_path_factory.mktemp("postgres")) as server:
+        yield server

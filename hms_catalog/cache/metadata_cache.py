@@ -158,7 +158,7 @@ class MetadataCache(Generic[K, V]):
                 return found.value
             with self._lock:
                 self._misses += 1
-            ticket = self.versions.current
+            ticket = self.versions.ticket
             started = self._clock()
             try:
                 value = loader()
@@ -176,7 +176,7 @@ class MetadataCache(Generic[K, V]):
 
     def ticket(self) -> int:
         """Read before a load made outside :meth:`get`; pass it to :meth:`put` with the loaded value."""
-        return self.versions.current
+        return self.versions.ticket
 
     def peek(self, key: K) -> V | None:
         """The cached value without loading, counting a hit, or touching its place in LRU order."""

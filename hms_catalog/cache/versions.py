@@ -129,7 +129,7 @@ class CatalogVersions:
         self.capacity = capacity
         self._lock = threading.Lock()
         self._logged = threading.Condition(self._lock)  # notified on every logged change
-        self._current = 0
+        self._tick = 0  # this process's counter: load tickets, cuts and cache stamps
         self._log: deque[Change] = deque(maxlen=capacity)
         self._forgotten = 0  # the newest version dropped from the change log
         self._cuts: OrderedDict[CatalogObject, int] = OrderedDict()  # drop/invalidation versions
@@ -139,9 +139,19 @@ class CatalogVersions:
 
     @property
     def current(self) -> int:
-        """The newest version handed out; read it before a load to get the load's ticket."""
+        """The catalog's version: the newest change logged (or, in one process, any version handed out)."""
         with self._lock:
-            return self._current
+            return self._tick
+
+    @property
+    def ticket(self) -> int:
+        """Read before a load; :meth:`spoiled` tells afterwards whether a drop or invalidation came since.
+
+        The same number as :attr:`current` while the log is this process's own; a log shared by replicas
+        numbers its changes in the store, and tickets stay local.
+        """
+        with self._lock:
+            return self._tick
 
     def record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
         """Log a change; drops and invalidations also cut the object (spoiling loads in flight)."""
@@ -151,9 +161,9 @@ class CatalogVersions:
     def cut(self, obj: CatalogObject) -> int:
         """Spoil the loads in flight of ``obj`` and everything under it, without logging a change."""
         with self._lock:
-            self._current += 1
-            self._cut(obj, self._current)
-            return self._current
+            self._tick += 1
+            self._cut(obj, self._tick)
+            return self._tick
 
     def spoiled(self, obj: CatalogObject | None, ticket: int) -> bool:
         """Whether a load of ``obj`` that began at ``ticket`` must not be stored (Impala's
@@ -173,8 +183,8 @@ class CatalogVersions:
         that appeared or vanished since the last load are logged as added or dropped.
         """
         with self._lock:
-            self._current += 1
-            version = self._current
+            self._tick += 1
+            version = self._tick
             if obj is None or fingerprint is None:
                 return version
             if children is not None:
@@ -203,7 +213,7 @@ class CatalogVersions:
         with self._lock:
             found = tuple(change for change in self._log if change.version > since)
             oldest = self._log[0].version if self._log else 0
-            return ChangeLog(found, oldest, self._current, truncated=since < self._forgotten)
+            return ChangeLog(found, oldest, self._newest(), truncated=since < self._forgotten)
 
     def wait_for_change(self, since: int, timeout: float) -> ChangeLog:
         """:meth:`changes` after ``since``, as soon as there is one, or after ``timeout`` seconds with none.
@@ -219,23 +229,38 @@ class CatalogVersions:
         with self._lock:
             return self._cuts.get(obj)
 
+    def _newest(self) -> int:
+        """The version answers report as current (callers hold the lock)."""
+        return self._tick
+
     def _record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
-        self._current += 1
-        version = self._current
+        self._tick += 1
+        version = self._tick
+        self._append(Change(version, kind, obj, source))
+        self._note(kind, obj, source, version)
+        return version
+
+    def _append(self, change: Change) -> None:
+        """Add ``change`` to the bounded log and wake the long polls (callers hold the lock)."""
         if len(self._log) == self._log.maxlen:
             self._forgotten = self._log[0].version
-        self._log.append(Change(version, kind, obj, source))
+        self._log.append(change)
         self._logged.notify_all()
+
+    def _note(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource, tick: int, *, elsewhere: bool = False) -> None:
+        """What a change means for loads here: spoil those in flight; forget fingerprints it makes stale.
+
+        ``elsewhere``: the change was logged by another process sharing the log, so no load of this one may
+        log it again either."""
         if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
-            self._cut(obj, version)
-        if source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:
+            self._cut(obj, tick)
+        if elsewhere or source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:
             self._fingerprints.pop(obj, None)  # gone, or logged already: the next load compares with nothing
-        if source is ChangeSource.EVENT:
+        if elsewhere or source is ChangeSource.EVENT:
             # Nor may the next load of the list naming it log the same addition or drop again.
             parent = _parent_list(obj)
             if parent is not None:
                 self._fingerprints.pop(parent, None)
-        return version
 
     def _cut(self, obj: CatalogObject, version: int) -> None:
         if obj == CATALOG:

@@ -86,10 +86,11 @@ examples:
   echo "SHOW CATALOGS;" | hms-catalog
   hms-catalog serve &                # the catalog service, then every client shares one warm catalog:
   hms-catalog --server http://127.0.0.1:8181 -e "SHOW CACHE FROM hive"
+  hms-catalog --server http://a:8181,http://b:8181 -e "SHOW CATALOGS"   # replicas: fails over between them
 
 environment:
   {HOME_ENV}   default for --home (else ~/.hms-catalog)
-  {SERVER_ENV} default for --server
+  {SERVER_ENV} default for --server (comma-separated URLs for replicas)
   {TOKEN_ENV}  default for --token (else HOME/{TOKEN_FILE})
 
 exit status: 0 when every statement succeeded, 1 when one failed (with -e/-f the run stops there;
@@ -109,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     parser.add_argument("--master", metavar="URL", help="Spark master for SELECT (default local[*])")
     parser.add_argument("--remote", metavar="URL", help="a Spark Connect server for SELECT (sc://host:15002)")
-    parser.add_argument("--server", metavar="URL",
-                        help=f"run statements on the catalog service at URL (http[s]://host:port; default ${SERVER_ENV})")
+    parser.add_argument("--server", metavar="URL[,URL...]",
+                        help="run statements on the catalog service at URL (http[s]://host:port); several comma-separated "
+                             f"URLs are replicas of one service, failed over between (default ${SERVER_ENV})")
     parser.add_argument("--token", metavar="TOKEN",
                         help=f"the service's bearer token (default ${TOKEN_ENV}, else HOME/{TOKEN_FILE})")
     parser.add_argument("--cafile", metavar="FILE", help="CA bundle to verify an https service with (its certificate, if self-signed)")

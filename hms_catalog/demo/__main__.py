@@ -23,7 +23,7 @@ from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.registry import shared_manager
-from hms_catalog.store import CatalogStore
+from hms_catalog.state import open_definitions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -77,7 +77,7 @@ def run(directory: Path) -> int:
         pool.close()
 
     home = directory / "home"
-    store = CatalogStore(home)
+    store = open_definitions(home)
     session = Session(shared_manager(home))
     renderer = TextRenderer()
     existing = store.find(CATALOG)

@@ -8,29 +8,58 @@ full). Readers never wait for it: applying an event only drops cache entries.
 Nothing is ever skipped silently. Events missing from the log (cleaned up on the server after their
 time to live, or a metastore whose log went backwards) and a batch that fails halfway both fall back to
 invalidating the whole catalog, which is always correct, only slower.
+
+Replicas of a service sharing one store follow each catalog from one replica at a time: given a
+:class:`FollowLease`, the follower asks before each poll whether it holds the lease, resumes where the
+last holder stopped, and stores each event's changes together with the event's id under the lease.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.errors import LeaseLostError
 from hms_catalog.events.apply import EventApplier, without_superseded
 from hms_catalog.events.messages import decode_event
 from hms_catalog.properties import METASTORE_CATALOG_DEFAULT, EventsConfig
 
-__all__ = ["EventFollower", "FollowerStatus", "LOG_CHECK_SECONDS"]
+__all__ = ["EventFollower", "FollowerStatus", "FollowLease", "LOG_CHECK_SECONDS"]
 
 _log = logging.getLogger(__name__)
 
 # How often an idle follower also asks for the newest event id, to notice a log that went backwards.
 LOG_CHECK_SECONDS = 60.0
 _STOP_TIMEOUT = 5.0
+
+
+class FollowLease(Protocol):
+    """The right to follow one catalog's events among replicas (:class:`hms_catalog.state.leases.EventLease`)."""
+
+    renew_interval: float
+
+    def hold(self) -> bool:
+        """Claim or renew the lease; whether this process may follow now."""
+
+    def resume_at(self) -> int | None:
+        """The last event id stored under the lease (by this holder or an earlier one), if any."""
+
+    def applying(self, event_id: int) -> AbstractContextManager[None]:
+        """Store what is recorded inside the block together with ``event_id``, or nothing (LeaseLostError)."""
+
+    def advance(self, event_id: int) -> None:
+        """Store ``event_id`` as applied (events that changed nothing here)."""
+
+    def release(self) -> None:
+        """Give the lease up (a clean stop)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,7 @@ class EventFollower:
         invalidate_all: Callable[[str], None],
         *,
         clock: Callable[[], float] = time.monotonic,
+        lease: FollowLease | None = None,
     ) -> None:
         self.catalog = catalog
         self.config = config
@@ -73,6 +103,7 @@ class EventFollower:
         self._applier = applier
         self._invalidate_all = invalidate_all
         self._clock = clock
+        self.lease = lease
         self._poll_lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,12 +123,15 @@ class EventFollower:
         """Read the current event id: changes after it are what :meth:`poll` will apply."""
         with self._poll_lock:
             if self._last is None:
-                self._last = self._client.get_current_notification_event_id()
+                resumed = self.lease.resume_at() if self.lease is not None else None
+                self._last = resumed if resumed is not None else self._client.get_current_notification_event_id()
                 self._last_log_check = self._clock()
 
     def start(self) -> None:
-        """:meth:`begin`, then follow on a daemon thread (it never keeps the process alive)."""
-        self.begin()
+        """:meth:`begin`, then follow on a daemon thread (it never keeps the process alive). With a lease,
+        the thread begins once it holds the lease, where the last holder stopped."""
+        if self.lease is None:
+            self.begin()
         with self._poll_lock:
             if self._thread is not None:
                 return
@@ -110,6 +144,8 @@ class EventFollower:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(_STOP_TIMEOUT)
+        if self.lease is not None:
+            self.lease.release()
 
     def poll(self) -> int:
         """Fetch and apply every event available now; returns how many were applied."""
@@ -140,18 +176,26 @@ class EventFollower:
             kept, superseded = without_superseded(decoded)
             chosen = {id(event) for event in kept}
             for event in decoded:  # in order, so the change log reads as the metastore's history
-                if id(event) not in chosen:
-                    self._applier.log(event)
-                elif self._applier.apply(event):
-                    applied += 1
-                else:
-                    ignored += 1
+                with self._applying(event.event_id):
+                    if id(event) not in chosen:
+                        self._applier.log(event)
+                    elif self._applier.apply(event):
+                        applied += 1
+                    else:
+                        ignored += 1
+            if self.lease is not None:
+                self.lease.advance(events[-1].eventId)
+        except LeaseLostError:
+            raise  # another replica follows now, from the last event stored: nothing here is stale for it
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the catalog must not stay stale
             self._missed(f"applying events {events[0].eventId}..{events[-1].eventId} failed: {error}")
             return applied
         self._count(events=len(events), applied=applied, superseded=superseded,
                     ignored=ignored + len(events) - len(decoded))
         return applied
+
+    def _applying(self, event_id: int) -> AbstractContextManager[None]:
+        return self.lease.applying(event_id) if self.lease is not None else contextlib.nullcontext()
 
     def _check_log(self) -> None:
         """Now and then, while idle: a current id below ours means the log went backwards (a new metastore
@@ -175,10 +219,33 @@ class EventFollower:
         self._status = replace(status, **values)  # type: ignore[arg-type]
 
     def _run(self) -> None:
-        while not self._stopping.wait(self.config.polling_interval):
-            try:
-                self.poll()
-            except Exception as error:  # noqa: BLE001 - a metastore that is away is asked again next time
+        if self.lease is None:
+            while not self._stopping.wait(self.config.polling_interval):
+                self._poll_logged()
+            return
+        # With a lease: renew it often enough that it never lapses while this replica lives, and poll at
+        # the configured interval only while it is held; a replica that lost it starts over when it wins it.
+        interval = min(self.config.polling_interval, self.lease.renew_interval)
+        last_poll, held = float("-inf"), False
+        while not self._stopping.wait(0.0 if not held and last_poll == float("-inf") else interval):
+            if not self.lease.hold():
+                held = False
+                continue
+            if not held:  # newly won: resume after the last event its earlier holders stored
+                with self._poll_lock:
+                    self._last = None
+                held, last_poll = True, float("-inf")
+            if self._clock() - last_poll >= self.config.polling_interval - 1e-3:
+                last_poll = self._clock()
+                self._poll_logged()
+
+    def _poll_logged(self) -> None:
+        try:
+            self.poll()
+        except LeaseLostError as error:
+            self._last = None
+            _log.info("catalog %s: %s", self.catalog, error)
+        except Exception as error:  # noqa: BLE001 - a metastore that is away is asked again next time
                 self._count(failures=1, last_error=str(error))
                 _log.warning("catalog %s: reading metastore events failed: %s", self.catalog, error)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hms_catalog._lazy import Lazy
 from hms_catalog._locks import TableLocks
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.catalog_caches import DATABASE_NAMES_KEY
-from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource
+from hms_catalog.cache.shared_versions import SharedCatalogVersions
+from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, Change, ChangeKind, ChangeSource
 from hms_catalog.events import EventApplier, EventFollower
+from hms_catalog.events.follower import FollowLease
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 from hms_catalog.write.jobs import WriteJobs
@@ -33,6 +36,10 @@ class ExternalCatalog:
 
     With ``hive.enable_hms_events_incremental_sync``, the first use also reads the metastore's newest
     event id (before anything is loaded) and starts following the notification log; :meth:`close` stops it.
+
+    Replicas sharing a store pass ``follow_lease`` (one replica follows at a time) and caches whose versions
+    are the store's: what another replica logs (a REFRESH, a DDL, an event it applied) drops what this one
+    cached of the object.
     """
 
     def __init__(
@@ -41,6 +48,8 @@ class ExternalCatalog:
         config: CatalogConfig,
         client: MetastoreCalls,
         caches: CatalogCaches | None = None,
+        *,
+        follow_lease: FollowLease | None = None,
     ) -> None:
         self.definition = definition
         self.config = config
@@ -51,7 +60,10 @@ class ExternalCatalog:
         self.follower: EventFollower | None = None
         if config.events.enabled:
             applier = EventApplier(self.caches, on_database=self._forget_database)
-            self.follower = EventFollower(definition.name, client, applier, config.events, self._invalidate_all)
+            self.follower = EventFollower(definition.name, client, applier, config.events, self._invalidate_all,
+                                          lease=follow_lease)
+        if isinstance(self.caches.versions, SharedCatalogVersions):
+            self.caches.versions.listen(self._changed_elsewhere)
         self._following = Lazy(self._start_following)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
         self.write_jobs = WriteJobs()  # writes begun and not committed or aborted, and what commits replaced
@@ -112,6 +124,29 @@ class ExternalCatalog:
 
     def _invalidate_all(self, reason: str) -> None:
         self.refresh(ChangeSource.EVENT)
+
+    def _changed_elsewhere(self, changes: Sequence[Change]) -> None:
+        """Drop what is cached of each object another replica logged a change of (it knows what changed)."""
+        caches = self.caches
+        for change in changes:
+            obj, kind = change.object, change.kind
+            if obj == CATALOG:
+                caches.invalidate_all()
+                with self._lock:
+                    self._databases.clear()
+            elif obj.kind == "databases":
+                caches.invalidate_table_names(None)
+            elif obj.kind == "database":
+                caches.invalidate_table_names(None)
+                if kind is not ChangeKind.ADDED:
+                    caches.invalidate_database(obj.database)
+                    self._forget_database(obj.database)
+            elif obj.kind == "tables":
+                caches.invalidate_table_names(obj.database)
+            else:  # a table, its partitions or listings: everything of the table
+                caches.invalidate_table(obj.database, obj.table)
+                if obj.kind == "table" and kind in (ChangeKind.ADDED, ChangeKind.DROPPED):
+                    caches.invalidate_table_names(obj.database)
 
     def _forget_database(self, name: str) -> None:
         with self._lock:

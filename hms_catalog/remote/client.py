@@ -1,27 +1,25 @@
 """A small typed client for the catalog service's REST API (``hms-catalog serve``).
 
 Plain ``http.client``: one keep-alive connection per thread, so a client shared by threads never mixes
-their requests and a warm call costs one round trip. Errors come back as the exceptions a local run
-raises (NotFoundError, AlreadyExistsError, ...), found by the class name the server sends, with its
-message; a server that cannot be reached is a :class:`ServiceError` naming it.
+their requests and a warm call costs one round trip; several replicas of the service are failed over
+between as the metastore pool fails over between thrift URIs (:mod:`hms_catalog.remote._replicas`). Errors
+come back as the exceptions a local run raises (NotFoundError, AlreadyExistsError, ...), found by the class
+name the server sends, with its message; a service that cannot be reached is a :class:`ServiceError`
+naming each URL tried and why it failed.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import select
-import socket
-import ssl
-import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from hms_catalog import errors
-from hms_catalog.errors import ConfigurationError, HmsCatalogError, ServiceError
+from hms_catalog.errors import HmsCatalogError, ServiceError
+from hms_catalog.remote._replicas import Answer, Replicas, parse_urls
 
 __all__ = ["SERVER_ENV", "TOKEN_ENV", "TOKEN_FILE", "CatalogServiceClient", "resolve_token"]
 
@@ -29,6 +27,7 @@ SERVER_ENV = "HMS_CATALOG_SERVER"
 TOKEN_ENV = "HMS_CATALOG_TOKEN"
 TOKEN_FILE = "server.token"
 _DEFAULT_TIMEOUT = 300.0  # a SELECT or a cold plan of many partitions can take minutes
+_CONNECT_TIMEOUT = 10.0  # a replica that accepts no connection in this long is taken for away
 
 
 def resolve_token(token: str | None, home: Path | None) -> str | None:
@@ -46,31 +45,35 @@ def resolve_token(token: str | None, home: Path | None) -> str | None:
 
 
 class CatalogServiceClient:
-    """Calls to one catalog service at ``url`` (``http[s]://host:port``) with a bearer ``token``.
+    """Calls to a catalog service at ``urls`` (``http[s]://host:port``) with a bearer ``token``.
 
-    ``cafile``: a CA bundle to verify an https server with (its own certificate, when self-signed).
+    ``urls``: one URL, several comma-separated in one string, or a sequence of them: the replicas of one
+    service over one shared store. Requests go to the one that answered last and fail over to the next
+    when it cannot be reached or answers 503 (see :mod:`hms_catalog.remote._replicas` for which requests
+    may be sent again). ``timeout`` bounds an answer, ``connect_timeout`` opening a connection: a replica
+    that does not accept one within it counts as away. ``cafile``: a CA bundle to verify an https server
+    with (its own certificate, when self-signed).
     """
 
-    def __init__(self, url: str, token: str | None = None, *, timeout: float = _DEFAULT_TIMEOUT,
-                 cafile: str | None = None) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigurationError(f"catalog service URL must be http://host:port or https://host:port, got {url!r}")
-        self.url = f"{parts.scheme}://{parts.netloc}"
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port or (443 if self._https else 80)
+    def __init__(self, urls: str | Sequence[str], token: str | None = None, *, timeout: float = _DEFAULT_TIMEOUT,
+                 connect_timeout: float = _CONNECT_TIMEOUT, cafile: str | None = None) -> None:
+        self._replicas = Replicas(parse_urls(urls), timeout=timeout, connect_timeout=connect_timeout, cafile=cafile)
         self._token = token
         self._timeout = timeout
-        self._context = ssl.create_default_context(cafile=cafile) if self._https else None
-        self._local = threading.local()
+
+    @property
+    def url(self) -> str:
+        """The URL requests go to first: the replica that answered last."""
+        return self._replicas.current.url
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every replica's URL, in the order given."""
+        return tuple(replica.url for replica in self._replicas.replicas)
 
     def close(self) -> None:
         """Close this thread's connection (others close with their threads)."""
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+        self._replicas.close()
 
     # The API ---------------------------------------------------------------------------------------
 
@@ -78,8 +81,7 @@ class CatalogServiceClient:
         return self._json("GET", "/v1/health")
 
     def metrics_text(self) -> str:
-        status, _, body = self._request("GET", "/metrics")
-        return body.decode("utf-8")
+        return self._request("GET", "/metrics").body.decode("utf-8")
 
     def catalogs(self) -> list[dict[str, Any]]:
         return list(self._json("GET", "/v1/catalogs")["catalogs"])
@@ -123,8 +125,7 @@ class CatalogServiceClient:
             body["where"] = where
         if columns is not None:
             body["columns"] = list(columns)
-        _, _, answer = self._request("POST", _table_path(catalog, database, table) + "/plan", body)
-        return answer.decode("utf-8")
+        return self._request("POST", _table_path(catalog, database, table) + "/plan", body).body.decode("utf-8")
 
     def refresh(self, catalog: str, database: str | None = None, table: str | None = None) -> dict[str, Any]:
         body = {key: value for key, value in (("database", database), ("table", table)) if value is not None}
@@ -140,7 +141,9 @@ class CatalogServiceClient:
         """Changes after version ``since``; with ``wait``, blocks until there is one or ``wait`` seconds pass.
 
         ``follower``: this client's id; asking from ``since`` then tells the service it has applied every
-        change up to it, which a DDL run with sync_ddl waits for.
+        change up to it, which a DDL run with sync_ddl waits for. A replica that goes away mid-poll is
+        left for the next, asked from the same ``since``: replicas share one store, which numbers the
+        changes, so a version means the same change on every one.
         """
         query: dict[str, Any] = {"since": since}
         if wait is not None:
@@ -209,19 +212,19 @@ class CatalogServiceClient:
 
     def _json(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, if_version: int | None = None,
               timeout: float | None = None) -> dict[str, Any]:
-        _, _, answer = self._request(method, path, body, if_version=if_version, timeout=timeout)
-        if not answer:
+        answer = self._request(method, path, body, if_version=if_version, timeout=timeout)
+        if not answer.body:
             return {}
         try:
-            data = json.loads(answer)
+            data = json.loads(answer.body)
         except ValueError as error:
-            raise ServiceError(f"the catalog service at {self.url} answered {method} {path} with something not JSON") from error
+            raise ServiceError(f"the catalog service at {answer.url} answered {method} {path} with something not JSON") from error
         if not isinstance(data, dict):
-            raise ServiceError(f"the catalog service at {self.url} answered {method} {path} with {type(data).__name__}")
+            raise ServiceError(f"the catalog service at {answer.url} answered {method} {path} with {type(data).__name__}")
         return data
 
     def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, if_version: int | None = None,
-                 timeout: float | None = None) -> tuple[int, dict[str, str], bytes]:
+                 timeout: float | None = None) -> Answer:
         headers = {"Accept": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
@@ -231,75 +234,28 @@ class CatalogServiceClient:
         if body is not None:
             payload = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        for attempt in (1, 2):  # a kept-alive connection the server closed while idle is reopened once
-            reused = getattr(self._local, "connection", None) is not None
-            sent = False
-            try:
-                connection = self._connection(timeout)
-                connection.request(method, path, body=payload, headers=headers)
-                sent = True
-                response = connection.getresponse()
-                answer = response.read()
-                break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
-                self.close()
-                # Not sent: nothing reached the server, so any request may go again. Sent: only those
-                # that change nothing may, since the server may have acted on it before closing.
-                again = reused and attempt == 1 and (not sent or method in ("GET", "HEAD"))
-                if not again:
-                    raise ServiceError(f"the catalog service at {self.url} closed the connection: {error}") from error
-            except OSError as error:
-                self.close()
-                raise ServiceError(f"the catalog service at {self.url} cannot be reached: {error}") from error
-        if response.status >= 400:
-            self._raise(response.status, answer, method, path)
-        return response.status, dict(response.getheaders()), answer
+        answer = self._replicas.send(method, path, payload, headers, timeout)
+        if answer.status >= 400:
+            self._raise(answer, method, path)
+        return answer
 
-    def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
-        if connection is not None and connection.sock is not None and _closed_by_peer(connection.sock):
-            self.close()  # the server closed it while idle: reopen rather than fail a request on it
-            connection = None
-        if connection is None:
-            if self._https:
-                connection = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout, context=self._context)
-            else:
-                connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-            connection.connect()
-            # Requests are small and answered at once: without this, Nagle's algorithm and the peer's
-            # delayed ACK hold each exchange for about 40 ms.
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._local.connection = connection
-        connection.timeout = timeout or self._timeout
-        if connection.sock is not None:
-            connection.sock.settimeout(connection.timeout)
-        return connection
-
-    def _raise(self, status: int, answer: bytes, method: str, path: str) -> None:
+    def _raise(self, answer: Answer, method: str, path: str) -> None:
+        status = answer.status
         try:
-            error = json.loads(answer)["error"]
+            error = json.loads(answer.body)["error"]
             kind, message = str(error["type"]), str(error["message"])
         except (ValueError, KeyError, TypeError):
             raise ServiceError(
-                f"the catalog service at {self.url} answered {method} {path} with HTTP {status}: {answer[:200]!r}"
+                f"the catalog service at {answer.url} answered {method} {path} with HTTP {status}: {answer.body[:200]!r}"
             ) from None
         if status == 401:
             raise ServiceError(
-                f"the catalog service at {self.url} refused the request (401: {message}); pass its token with "
+                f"the catalog service at {answer.url} refused the request (401: {message}); pass its token with "
                 f"--token, ${TOKEN_ENV} or the home's {TOKEN_FILE}"
             )
         found = getattr(errors, kind, None)
         cls = found if isinstance(found, type) and issubclass(found, HmsCatalogError) else HmsCatalogError
         raise _rebuilt(cls, message, error)
-
-
-def _closed_by_peer(sock: socket.socket) -> bool:
-    """Whether an idle kept-alive socket was closed by the other end (readable with nothing to read)."""
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)  # an idle HTTP connection has nothing to read unless it was closed
 
 
 def _rebuilt(cls: type[HmsCatalogError], message: str, details: Mapping[str, Any]) -> HmsCatalogError:

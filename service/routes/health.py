@@ -9,10 +9,29 @@ from fastapi import APIRouter
 from starlette.responses import PlainTextResponse
 
 import hms_catalog
+from hms_catalog.errors import HmsCatalogError
 from service.metrics import render_metrics
 from service.state import ServiceState
 
 __all__ = ["router"]
+
+
+def replicas(state: ServiceState) -> dict[str, Any]:
+    """This replica, its store, and which replica follows each catalog's metastore events (from the store)."""
+    shared = state.manager.shared
+    assert shared is not None
+    answer: dict[str, Any] = {"replica": shared.replica, "url": state.manager.store.path}  # type: ignore[attr-defined]
+    follower = state.store_follower
+    if follower is not None:
+        answer["following"] = {"rounds": follower.rounds, "failures": follower.failures, "last_error": follower.last_error}
+    try:
+        names = {definition.id: definition.name for definition in state.manager.definitions()}
+        answer["event_followers"] = {names.get(catalog_id, catalog_id): lease
+                                     for catalog_id, lease in shared.leases.holders().items()}
+        answer["status"] = "ok"
+    except HmsCatalogError as error:  # health answers while the store is down, and says so
+        answer["status"] = f"unavailable: {error}"
+    return answer
 
 
 def router(state: ServiceState) -> APIRouter:
@@ -20,8 +39,10 @@ def router(state: ServiceState) -> APIRouter:
 
     @routes.get("/v1/health")
     def health() -> dict[str, Any]:
-        answer = {"status": "stopping" if state.stopping.is_set() else "ok", "version": hms_catalog.__version__,
+        answer: dict[str, Any] = {"status": "stopping" if state.stopping.is_set() else "ok", "version": hms_catalog.__version__,
                   "home": str(state.manager.store.home), "uptime_seconds": round(time.time() - state.started, 3)}
+        if state.manager.shared is not None:
+            answer["store"] = replicas(state)
         return {**answer, **{name: companion.health() for name, companion in state.companions.items()}}
 
     @routes.get("/metrics", response_class=PlainTextResponse)

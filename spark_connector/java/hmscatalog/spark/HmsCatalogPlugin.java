@@ -52,7 +52,7 @@ public class HmsCatalogPlugin implements SparkPlugin {
                     continue;
                 }
                 conf.set(key, ConnectorConf.CATALOG_CLASS);
-                conf.set(key + ".uri", client.url());
+                conf.set(key + ".uri", client.urls());  // every replica: the catalog fails over as the plugin does
             }
             return Collections.emptyMap();
         }

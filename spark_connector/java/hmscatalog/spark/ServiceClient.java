@@ -6,14 +6,21 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
 import java.io.Serializable;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * Calls to one catalog service (hms-catalog serve) over its REST API.
@@ -24,33 +31,57 @@ import java.util.Locale;
  * missing or exists ({@code kind}), so a missing table becomes Spark's NoSuchTableException and
  * everything else a ServiceException; a refused token's message says permission denied and what the
  * token may do.
+ *
+ * The URL may name several replicas of the service over one shared store, comma-separated. Requests go
+ * to the one that answered last and on to the next when it cannot be reached or answers 503, as the
+ * Python client does: a GET (the change feed's long poll too: its version means the same change on every
+ * replica) also when the connection died before the answer; a POST, PATCH or DELETE only when no
+ * connection was opened or on 503, since once sent the server may have acted on it and sending it again
+ * could apply it twice.
  */
 final class ServiceClient implements Serializable {
     private static final long serialVersionUID = 1L;
 
     static final ObjectMapper JSON = new ObjectMapper();
 
-    private final String baseUrl;
+    private final List<String> baseUrls;
     private final String token;
+    private volatile int current;  // the replica that answered last: asked first
     private transient HttpClient http;
 
     ServiceClient(String url, String token) {
         if (url == null || url.isBlank()) {
             throw new IllegalArgumentException("the catalog service URL is not set (spark.hmscatalog.uri, or the catalog's 'uri' option)");
         }
-        String trimmed = url.strip();
-        while (trimmed.endsWith("/")) {
-            trimmed = trimmed.substring(0, trimmed.length() - 1);
+        List<String> urls = new ArrayList<>();
+        for (String piece : url.split(",")) {
+            String trimmed = piece.strip();
+            while (trimmed.endsWith("/")) {
+                trimmed = trimmed.substring(0, trimmed.length() - 1);
+            }
+            if (trimmed.isEmpty() || urls.contains(trimmed)) {
+                continue;
+            }
+            if (!trimmed.startsWith("http://") && !trimmed.startsWith("https://")) {
+                throw new IllegalArgumentException("the catalog service URL must start with http:// or https://, got '" + piece.strip() + "'");
+            }
+            urls.add(trimmed);
         }
-        if (!trimmed.startsWith("http://") && !trimmed.startsWith("https://")) {
-            throw new IllegalArgumentException("the catalog service URL must start with http:// or https://, got '" + url + "'");
+        if (urls.isEmpty()) {
+            throw new IllegalArgumentException("the catalog service URL is not set (spark.hmscatalog.uri, or the catalog's 'uri' option), got '" + url + "'");
         }
-        this.baseUrl = trimmed;
+        this.baseUrls = List.copyOf(urls);
         this.token = token == null || token.isBlank() ? null : token.strip();
     }
 
+    /** The URL requests go to first: the replica that answered last. */
     String url() {
-        return baseUrl;
+        return baseUrls.get(current);
+    }
+
+    /** Every replica's URL, comma-separated, as the configuration gives them. */
+    String urls() {
+        return String.join(",", baseUrls);
     }
 
     static String segment(String name) {
@@ -58,35 +89,31 @@ final class ServiceClient implements Serializable {
     }
 
     JsonNode get(String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET(), path, Duration.ofSeconds(120));
+        return send("GET", path, null, Duration.ofSeconds(120));
     }
 
     JsonNode get(String path, Duration timeout) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET(), path, timeout);
+        return send("GET", path, null, timeout);
     }
 
     JsonNode post(String path, ObjectNode body) {
-        return send(withBody(path, "POST", body), path, Duration.ofSeconds(600));
+        return send("POST", path, encode(path, body), Duration.ofSeconds(600));
     }
 
     JsonNode patch(String path, ObjectNode body) {
-        return send(withBody(path, "PATCH", body), path, Duration.ofSeconds(600));
+        return send("PATCH", path, encode(path, body), Duration.ofSeconds(600));
     }
 
     JsonNode delete(String path) {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).DELETE(), path, Duration.ofSeconds(600));
+        return send("DELETE", path, null, Duration.ofSeconds(600));
     }
 
-    private HttpRequest.Builder withBody(String path, String method, ObjectNode body) {
-        String text;
+    private static String encode(String path, ObjectNode body) {
         try {
-            text = JSON.writeValueAsString(body);
+            return JSON.writeValueAsString(body);
         } catch (IOException e) {
             throw new ServiceException(0, "Internal", "cannot encode a request to " + path + ": " + e, e);
         }
-        return HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .header("Content-Type", "application/json")
-                .method(method, HttpRequest.BodyPublishers.ofString(text));
     }
 
     private synchronized HttpClient http() {
@@ -97,21 +124,74 @@ final class ServiceClient implements Serializable {
         return http;
     }
 
-    private JsonNode send(HttpRequest.Builder request, String path, Duration timeout) {
-        request.timeout(timeout).header("Accept", "application/json");
+    private HttpRequest request(String baseUrl, String method, String path, String body, Duration timeout) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout)
+                .header("Accept", "application/json")
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (body != null) {
+            request.header("Content-Type", "application/json");
+        }
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
-        HttpResponse<String> response;
-        try {
-            response = http().send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new ServiceException(0, "ServiceUnavailable",
-                    "the catalog service at " + baseUrl + " did not answer " + path + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServiceException(0, "Interrupted", "interrupted while calling " + baseUrl + path, e);
+        return request.build();
+    }
+
+    /** The first answer other than 503, from the replicas in turn starting at the current one. */
+    private JsonNode send(String method, String path, String body, Duration timeout) {
+        List<String> failures = new ArrayList<>();
+        HttpResponse<String> refused = null;  // the last 503: what to raise when every replica answered one
+        String refusedBy = null;
+        boolean everyRefused = true;
+        int start = current;
+        for (int step = 0; step < baseUrls.size(); step++) {
+            int index = (start + step) % baseUrls.size();
+            String baseUrl = baseUrls.get(index);
+            HttpResponse<String> response;
+            try {
+                response = http().send(request(baseUrl, method, path, body, timeout), HttpResponse.BodyHandlers.ofString());
+            } catch (ConnectException | HttpConnectTimeoutException | SSLHandshakeException e) {
+                failures.add(baseUrl + " cannot be reached: " + e);  // nothing was sent: any request may go on
+                everyRefused = false;
+                continue;
+            } catch (HttpTimeoutException e) {
+                throw new ServiceException(0, "ServiceUnavailable",
+                        "the catalog service at " + baseUrl + " did not answer " + method + " " + path + " in time: " + e, e);
+            } catch (IOException e) {
+                failures.add(baseUrl + " closed the connection: " + e);
+                everyRefused = false;
+                if (method.equals("GET")) {
+                    continue;
+                }
+                throw new ServiceException(0, "ServiceUnavailable",
+                        failed(failures, method, path) + " (it may have been applied, so it was not sent again)", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServiceException(0, "Interrupted", "interrupted while calling " + baseUrl + path, e);
+            }
+            if (response.statusCode() == 503) {
+                failures.add(baseUrl + " answered 503: " + response.body());
+                refused = response;
+                refusedBy = baseUrl;
+                continue;
+            }
+            current = index;
+            return answer(baseUrl, path, response);
         }
+        if (everyRefused && refused != null) {
+            return answer(refusedBy, path, refused);
+        }
+        throw new ServiceException(0, "ServiceUnavailable", failed(failures, method, path), null);
+    }
+
+    private String failed(List<String> failures, String method, String path) {
+        if (failures.size() == 1) {
+            return "the catalog service at " + failures.get(0) + " (" + method + " " + path + ")";
+        }
+        return "no replica of the catalog service answered " + method + " " + path + ": " + String.join("; ", failures);
+    }
+
+    private static JsonNode answer(String baseUrl, String path, HttpResponse<String> response) {
         JsonNode body;
         try {
             body = response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());

@@ -1,0 +1,113 @@
+"""Two ``serve`` processes on one home are two replicas of one SQLite store: one numbering, one follower."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.service.conftest import EVENTS, hms_properties
+from tests.support.hms import Admin
+from tests.support.service import Server, served
+
+
+def _changes(server: Server, catalog: str, since: int = 0) -> list[tuple[int, str, str, str]]:
+    client = server.client()
+    try:
+        return [(c["version"], c["kind"], c["object"], c["source"]) for c in client.changes(catalog, since)["changes"]]
+    finally:
+        client.close()
+
+
+def _store_health(server: Server) -> dict[str, Any]:
+    client = server.client()
+    try:
+        return dict(client.health()["store"])
+    finally:
+        client.close()
+
+
+def _eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = check()
+            if found:
+                return found
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {check}")
+        time.sleep(0.1)
+
+
+def test_two_serves_on_one_home_number_changes_once_and_follow_events_from_one(
+        home: Path, metastore_uri: str, admin: Admin, unique_name: str) -> None:
+    admin.create_database(unique_name)
+    admin.create_table(unique_name, "t", [("id", "int")])
+    with served(home) as one, served(home) as two:
+        first, second = one.client(), two.client()
+        try:
+            first.create_catalog("c", hms_properties(metastore_uri, **EVENTS))
+            for client in (first, second):  # both replicas use the catalog: both start a follower, one may follow
+                assert client.tables("c", unique_name) == ["t"]
+            first.refresh("c", unique_name, "t")
+            second.refresh("c", unique_name)
+            # One numbering: each replica sees both REFRESHes, at the same versions, at its next request.
+            assert _changes(one, "c") == _changes(two, "c")
+            assert [(kind, obj) for _, kind, obj, _ in _changes(one, "c")] == [
+                ("invalidated", f"table {unique_name}.t"), ("invalidated", f"database {unique_name}")]
+
+            # Exactly one replica follows the metastore's events, and both say which.
+            def leader() -> str:
+                views = [_store_health(server)["event_followers"]["c"] for server in (one, two)]
+                assert views[0]["holder"] == views[1]["holder"] and views[0]["live"]
+                return str(views[0]["holder"])
+
+            holder = _eventually(leader)
+            replicas = {_store_health(server)["replica"]: server for server in (one, two)}
+            assert holder in replicas
+            before = _changes(one, "c")[-1][0]
+            admin.create_table(unique_name, "made_outside", [("x", "int")])
+            added = f"table {unique_name}.made_outside"
+            _eventually(lambda: any(obj == added for _, _, obj, _ in _changes(two, "c", before)))
+            assert _changes(one, "c", before) == _changes(two, "c", before)
+            assert [source for _, _, obj, source in _changes(one, "c", before) if obj == added] == ["event"]  # once
+            assert "made_outside" in second.tables("c", unique_name) and "made_outside" in first.tables("c", unique_name)
+
+            # The follower stops: the other takes the lease over (a clean stop releases it at once).
+            survivor = next(server for name, server in replicas.items() if name != holder)
+            replicas[holder].stop()
+            survivor_name = next(name for name in replicas if name != holder)
+            survivor_client = survivor.client()
+            survivor_client.tables("c", unique_name)
+            _eventually(lambda: _store_health(survivor)["event_followers"]["c"]["holder"] == survivor_name)
+            lease = _store_health(survivor)["event_followers"]["c"]
+            assert lease["lease"] >= 2  # a new number: the old holder's late writes are refused
+            mark = _changes(survivor, "c")[-1][0]
+            admin.drop_table(unique_name, "made_outside")
+            _eventually(lambda: [(kind, obj, source) for _, kind, obj, source in _changes(survivor, "c", mark)]
+                        == [("dropped", added, "event")])
+            survivor_client.close()
+        finally:
+            first.close()
+            second.close()
+
+
+def test_the_change_log_survives_a_restart(home: Path, metastore_uri: str) -> None:
+    with served(home) as server:
+        client = server.client()
+        client.create_catalog("c", hms_properties(metastore_uri))
+        client.refresh("c")
+        client.refresh("c")
+        before = client.changes("c")
+        client.close()
+    with served(home) as again:
+        client = again.client()
+        after = client.changes("c")
+        client.refresh("c")
+        assert after["changes"] == before["changes"] and after["current"] == before["current"] == 2
+        assert [c["version"] for c in client.changes("c", since=2)["changes"]] == [3]
+        client.close()
