@@ -60,7 +60,8 @@ def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedTok
 
     app = FastAPI(title="hms-catalog", version=hms_catalog.__version__, lifespan=lifespan,
                   summary="One warm, versioned catalog over Hive Metastores, shared by every client.")
-    app.add_middleware(Gate, tokens=TokenTable(token, tokens))
+    stored = manager.shared.tokens.list if manager.shared is not None else None  # replicas share the named tokens
+    app.add_middleware(Gate, tokens=TokenTable(token, tokens, stored=stored))
     app.add_middleware(BodyLimit, limit=max_body_bytes)  # before the gate: nothing reads an oversized body
     app.add_middleware(Measured, requests=state.requests)  # outermost: every answer counted, 413s included
     _handle_errors(app)

@@ -25,7 +25,7 @@ from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_d
 from service.app import create_app
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
-from service.tokens import NamedToken, load_tokens
+from service.tokens import NamedToken, load_tokens, stored_tokens
 
 __all__ = ["COMMAND", "ServeCommand"]
 
@@ -70,7 +70,8 @@ class ServeCommand:
         parser.add_argument("--tokens", type=Path, metavar="PATH",
                             help='named tokens besides the server\'s own, as JSON: {"tokens": [{"name": "ro", "token": "...", '
                                  '"access": "read"}, {"name": "etl", "token": "...", "access": "write", "catalogs": ["prod"]}]} '
-                                 "(keep it readable by its owner only)")
+                                 "(keep it readable by its owner only). They are kept in the catalog store (as digests), so "
+                                 "every replica on it accepts them; a replica started without --tokens uses the store's")
         parser.add_argument("--store", metavar="URL",
                             help=f"the catalog store replicas share: postgresql://user@host/db (password from "
                                  f"${STORE_PASSWORD_ENV} or --store-password-file, never in the URL) or sqlite:///PATH "
@@ -132,7 +133,10 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
             print(warning, file=sys.stderr, flush=True)
     definitions = open_definitions(home, store, password_file=store_password_file)
     definitions.list()  # reach (and migrate) the store now: a wrong URL or password stops the start, saying which
-    manager = adopt_manager(CatalogManager(definitions, shared=SharedState(definitions)))
+    shared = SharedState(definitions)
+    if tokens_file is not None:
+        shared.tokens.replace(stored_tokens(named))  # every replica on this store accepts them from now on
+    manager = adopt_manager(CatalogManager(definitions, shared=shared))
     listener = _bind(host, port)
     stopping = threading.Event()
     bound_host, bound_port = listener.getsockname()[:2]

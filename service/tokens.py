@@ -8,20 +8,24 @@ time, so neither a prefix nor which entry matched shows in the time an answer ta
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import re
 import stat
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hms_catalog.errors import ConfigurationError
+from hms_catalog.errors import ConfigurationError, HmsCatalogError
+from hms_catalog.state import StoredToken, token_digest
 from service.access import ADMIN, Access, Principal
 from service.auth import MIN_TOKEN_LENGTH, bearer_token
 
-__all__ = ["NamedToken", "TokenTable", "load_tokens"]
+__all__ = ["NamedToken", "TokenTable", "load_tokens", "stored_tokens"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 _ENTRY_KEYS = frozenset({"name", "token", "access", "catalogs"})
@@ -35,21 +39,57 @@ class NamedToken:
 
 
 class TokenTable:
-    """The server's own token (the admin) and the named ones, looked up by a request's ``Authorization`` header."""
+    """The server's own token (the admin) and the named ones, looked up by a request's ``Authorization`` header.
 
-    def __init__(self, admin_token: str, named: Sequence[NamedToken] = ()) -> None:
-        self._entries = [(admin_token.encode("utf-8"), ADMIN)] + [(t.secret.encode("utf-8"), t.principal) for t in named]
+    Tokens are compared as SHA-256 digests, so the named ones may come from the catalog store (``stored``),
+    which holds only digests: replicas sharing a store accept the same named tokens, re-read every
+    ``refresh_seconds`` so a ``serve --tokens`` on one replica reaches the others. A store that cannot be
+    read keeps the tokens last read.
+    """
+
+    def __init__(self, admin_token: str, named: Sequence[NamedToken] = (), *,
+                 stored: Callable[[], Sequence[StoredToken]] | None = None, refresh_seconds: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._admin = (_digest(admin_token), ADMIN)
+        self._entries = [(_digest(t.secret), t.principal) for t in named]
+        self._stored = stored
+        self._refresh_seconds = refresh_seconds
+        self._clock = clock
+        self._read_at = float("-inf")
+        self._lock = threading.Lock()
 
     def principal(self, header: str | None) -> Principal | None:
         """Whose token the header carries, or None (401)."""
         given = bearer_token(header)
         if given is None:
             return None
+        digest = _digest(given)
         found = None
-        for secret, principal in self._entries:  # every entry, whatever matched: the time says nothing
-            if hmac.compare_digest(given, secret) and found is None:
+        for known, principal in [self._admin, *self._named()]:  # every entry, whatever matched: the time says nothing
+            if hmac.compare_digest(digest, known) and found is None:
                 found = principal
         return found
+
+    def _named(self) -> list[tuple[bytes, Principal]]:
+        if self._stored is None or self._clock() - self._read_at < self._refresh_seconds:
+            return self._entries
+        with self._lock:
+            if self._clock() - self._read_at >= self._refresh_seconds:
+                with contextlib.suppress(HmsCatalogError):  # the store is away: the tokens last read still hold
+                    self._entries = [(bytes.fromhex(t.digest), Principal(t.name, _ACCESS[t.access], t.catalogs))
+                                     for t in self._stored()]
+                self._read_at = self._clock()
+        return self._entries
+
+
+def stored_tokens(named: Sequence[NamedToken]) -> list[StoredToken]:
+    """``named`` as the store keeps them: digests, never the tokens."""
+    return [StoredToken(t.principal.name, token_digest(t.secret), t.principal.access.value, t.principal.catalogs)
+            for t in named]
+
+
+def _digest(token: str | bytes) -> bytes:
+    return bytes.fromhex(token_digest(token))
 
 
 def load_tokens(path: Path, admin_token: str) -> tuple[tuple[NamedToken, ...], list[str]]:

@@ -19,11 +19,12 @@ from hms_catalog.state.engine import STORE_ENV, STORE_FILE, STORE_PASSWORD_ENV, 
 from hms_catalog.state.follow import StoreFollower
 from hms_catalog.state.journal import ChangeJournal, EventPosition
 from hms_catalog.state.leases import EventLease, LeaseTable
+from hms_catalog.state.tokens import StoredToken, TokenStore, token_digest
 
 __all__ = [
     "AuditTrail", "ChangeJournal", "EventLease", "EventPosition", "LeaseTable", "SharedState", "SqlCatalogStore",
     "StoreDatabase", "StoreFollower", "StoreLocation", "store_location", "STORE_ENV", "STORE_FILE", "STORE_PASSWORD_ENV",
-    "open_definitions", "open_shared_state", "replica_name",
+    "StoredToken", "TokenStore", "open_definitions", "open_shared_state", "replica_name", "token_digest",
 ]
 
 
@@ -52,6 +53,7 @@ class SharedState:
         self.journal = ChangeJournal(database, self.replica)
         self.leases = LeaseTable(database, ttl=self.lease_seconds)
         self.audit = AuditTrail(database, self.replica)
+        self.tokens = TokenStore(database)
 
 
 def open_shared_state(definitions: SqlCatalogStore, *, lease_seconds: float = 10.0) -> SharedState:

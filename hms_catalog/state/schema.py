@@ -10,13 +10,14 @@
 - ``event_leases``: which replica follows which catalog's metastore events, until when, under which lease
   number, and the last event id applied (where the next holder resumes).
 - ``audit_trail``: one row per change asked of a service, refused and failed ones included.
+- ``service_tokens``: the named tokens every replica accepts, as SHA-256 digests (never the tokens).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import BigInteger, Column, Float, Index, Integer, MetaData, String, Table, Text
 
-__all__ = ["METADATA", "AUDIT", "CATALOGS", "CHANGES", "COUNTERS", "LEASES"]
+__all__ = ["METADATA", "AUDIT", "CATALOGS", "CHANGES", "COUNTERS", "LEASES", "TOKENS"]
 
 METADATA = MetaData()
 
@@ -70,3 +71,12 @@ AUDIT = Table(
     Index("audit_trail_time", "recorded_at"),
 )
 
+
+TOKENS = Table(
+    "service_tokens", METADATA,
+    Column("name", String(64), primary_key=True),
+    Column("digest", String(64), nullable=False, unique=True),
+    Column("access", String(16), nullable=False),
+    Column("catalogs", Text, nullable=False),  # a JSON list of names, or ["*"]
+    Column("updated_at", Float, nullable=False),
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,3 +112,22 @@ def test_the_change_log_survives_a_restart(home: Path, metastore_uri: str) -> No
         assert after["changes"] == before["changes"] and after["current"] == before["current"] == 2
         assert [c["version"] for c in client.changes("c", since=2)["changes"]] == [3]
         client.close()
+
+
+def test_named_tokens_set_on_one_replica_are_accepted_by_the_other(home: Path, tmp_path: Path) -> None:
+    """``serve --tokens`` stores the named tokens (as digests) for every replica on the store."""
+    tokens = tmp_path / "tokens.json"
+    read_token = "a-read-token-for-every-replica-0001"
+    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": read_token, "access": "read"}]}))
+    tokens.chmod(0o600)
+    with served(home, "--tokens", str(tokens)) as one, served(home) as two:
+        for server in (one, two):
+            reader = server.client(token=read_token)
+            try:
+                assert reader.catalogs() == []
+            finally:
+                reader.close()
+            refused = server.request("POST", "/v1/catalogs", {"name": "nope", "properties": {"type": "hms"}}, token=read_token)
+            assert refused.status == 403 and refused.error()["type"] == "ForbiddenError" and "'ro'" in refused.error()["message"]
+        assert two.request("GET", "/v1/catalogs", token="wrong-token-of-nobody-0000").status == 401
+    assert read_token not in (home / "catalog.db").read_bytes().decode("latin-1")
