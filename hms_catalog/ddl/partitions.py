@@ -21,7 +21,7 @@ from hms_catalog.ddl.partition_values import normalized_values
 from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues, RecoverPartitions
 from hms_catalog.ddl.structs import partition_struct
 from hms_catalog.ddl.tables import changeable_table
-from hms_catalog.errors import ConfigurationError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, MetastoreError, NotFoundError
 from hms_catalog.formats._paths import is_hidden, resolve
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
@@ -55,7 +55,11 @@ def _add(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partitio
                 existing = {tuple(p.values) for p in ctx.catalog.client.get_partitions_by_names(
                     database, name, [_name(keys, p) for p in batch])}
                 batch = [p for p in batch if tuple(p.values) not in existing]
-            ctx.client.add_partitions(batch)
+            try:
+                ctx.client.add_partitions(batch)
+            except MetastoreError as error:
+                _raise_if_one_existed(ctx, struct, keys, batch, error)
+                raise
             added += [_name(keys, p) for p in batch]
     except BaseException as error:
         if added:
@@ -66,6 +70,22 @@ def _add(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partitio
                                f"({_shortened(str(cleanup))}): drop them with ALTER TABLE .. DROP PARTITION")
         raise
     return len(added)
+
+
+def _raise_if_one_existed(ctx: DdlContext, struct: ttypes.Table, keys: list[str], batch: list[ttypes.Partition],
+                          error: MetastoreError) -> None:
+    """A batch that failed because one of its partitions existed, told as such (AlreadyExistsError naming it).
+
+    The metastore may report that case as something else: Hive 2.3 cleans up the folders it made for the
+    batch on other threads and can fail with a ConcurrentModificationException instead. The batch is one
+    metastore transaction, so when not all of it is there now, none of it was added."""
+    if isinstance(error, AlreadyExistsError):
+        return
+    database, name = struct.dbName.lower(), struct.tableName.lower()
+    found = ctx.catalog.client.get_partitions_by_names(database, name, [_name(keys, p) for p in batch])
+    if found and len(found) < len(batch):
+        first = _name(keys, found[0])
+        raise AlreadyExistsError("partition", f"{ctx.catalog.name}.{database}.{name} ({first})") from error
 
 
 def _shortened(text: str, limit: int = 400) -> str:

@@ -71,7 +71,7 @@ def store_location(home: Path, given: str | None = None, *, password_file: Path 
     if not text:
         private_directory(home, tighten_existing=(home / STORE_FILE).exists())
         path = home / STORE_FILE
-        os.close(private_file(path, os.O_RDWR))  # 0600 before SQLite writes a byte: definitions may hold secrets
+        _private_database_file(path)
         return StoreLocation(URL.create("sqlite", database=str(path)))
     where = f"--store ({STORE_ENV})" if not given else "--store"
     try:
@@ -90,6 +90,20 @@ def store_location(home: Path, given: str | None = None, *, password_file: Path 
                                  f"set {STORE_PASSWORD_ENV} or give --store-password-file")
     url = url.set(drivername="postgresql+psycopg")
     return StoreLocation(url, _password(password_file))
+
+
+def _private_database_file(path: Path) -> None:
+    """Make the SQLite file 0600 before SQLite writes a byte (definitions may hold secrets).
+
+    An existing file is changed by path, never opened: closing any descriptor of a file drops every POSIX
+    lock this process holds on it, SQLite's own included, and a connection of this process that lost its
+    locks mid-transaction can corrupt the database.
+    """
+    try:
+        os.close(private_file(path, os.O_RDWR | os.O_EXCL))
+    except FileExistsError:
+        if path.stat().st_mode & 0o777 != 0o600:
+            os.chmod(path, 0o600)
 
 
 def _password(password_file: Path | None) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hms_catalog.cli.main import main
+from hms_catalog.state import open_definitions
 from tests.cli.test_repl import _read_until, prompt
 
 SECRET = "hunter2-x"
@@ -70,17 +71,17 @@ def test_home_and_its_files_are_private_whatever_the_umask(tmp_path: Path, capsy
     assert code == 0, err
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
     files = sorted(path.name for path in home.iterdir())
-    assert files == ["catalogs.json", "catalogs.lock"]
+    assert "catalog.db" in files and set(files) <= {"catalog.db", "catalog.db-wal", "catalog.db-shm"}  # SQLite's own
     assert {path.name: stat.S_IMODE(path.stat().st_mode) for path in home.iterdir()} == dict.fromkeys(files, 0o600)
 
 
 def test_an_existing_home_of_ours_is_tightened(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(capsys, home, "-e", CREATE)[0] == 0
     os.chmod(home, 0o755)
-    os.chmod(home / "catalogs.lock", 0o644)
-    assert _run(capsys, home, "-e", "ALTER CATALOG c SET PROPERTIES ('x'='1')")[0] == 0
+    os.chmod(home / "catalog.db", 0o644)
+    assert [d.name for d in open_definitions(home).list()] == ["c"]  # as a new process opens the store
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
-    assert stat.S_IMODE((home / "catalogs.lock").stat().st_mode) == 0o600
+    assert stat.S_IMODE((home / "catalog.db").stat().st_mode) == 0o600
 
 
 def test_the_prompts_history_is_private_and_masked(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from hms_catalog import open_session
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 from hms_catalog.execution import Session
 from hms_catalog.manager import CatalogManager
-from hms_catalog.store import CatalogStore
+from hms_catalog.state import open_definitions
 from tests.support.sessions import read_hms
 
 HUDI_FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hudi" / "sample_table_cow_v6_nonpartitioned.zip"
@@ -88,7 +88,7 @@ def test_describe_status_and_pruned_splits(fs_session: Session) -> None:
 def test_a_promotion_is_kept_for_later_sessions(lake: Path, home: Path, fs_session: Session) -> None:
     fs_session.run_one("DESCRIBE lake.raw.events_orc")
     assert fs_session.manager.catalog("lake").metrics().calls.get("detect") == 1
-    later = CatalogManager(CatalogStore(home))  # another process on the same home
+    later = CatalogManager(open_definitions(home))  # another process on the same home
     try:
         later.catalog("lake").table("raw", "events_orc").schema  # noqa: B018 - loads it
         assert "detect" not in later.catalog("lake").metrics().calls

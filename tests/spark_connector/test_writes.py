@@ -253,11 +253,13 @@ def test_a_read_token_is_refused_before_any_file_is_written(spark: Any, db: str,
         client = service.client()
         client.create_catalog("ro", {"type": "hms", "hive.metastore.uris": metastore_uri})
         client.close()
-        with registered(spark, service, "ro", token="read-only-token-0123456789"):
+        # A Spark name of its own: Spark keeps a catalog it has made for the session's life, and other tests
+        # register a catalog 'ro' of their own services.
+        with registered(spark, service, "ro_writes", token="read-only-token-0123456789", remote_name="ro"):
             with pytest.raises(Exception, match="(?i)permission denied"):
-                spark.sql(f"INSERT INTO ro.{db}.guarded VALUES (1, 'x')")
+                spark.sql(f"INSERT INTO ro_writes.{db}.guarded VALUES (1, 'x')")
             with pytest.raises(Exception, match="(?i)permission denied"):
-                spark.sql(f"CREATE TABLE ro.{db}.never_made USING parquet AS SELECT 1 AS id")
+                spark.sql(f"CREATE TABLE ro_writes.{db}.never_made USING parquet AS SELECT 1 AS id")
     assert list(_location(admin, "guarded").iterdir()) == []
     assert not spark.catalog.tableExists(f"spark_catalog.{db}.never_made")
 

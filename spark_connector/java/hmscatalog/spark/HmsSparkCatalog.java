@@ -98,12 +98,17 @@ public class HmsSparkCatalog implements StagingTableCatalog, SupportsNamespaces 
         if (namespace.length != 1) {
             return false;
         }
-        for (String[] known : listNamespaces()) {
-            if (known[0].equalsIgnoreCase(namespace[0])) {
-                return true;
+        // Asked of the database itself, not of the cached list of names: a database made a moment ago
+        // (by Spark's own DDL, another client) exists for a CTAS into it at once.
+        try {
+            client.get(databasePath(namespace[0]));
+            return true;
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status == 404) {
+                return false;
             }
+            throw e;
         }
-        return false;
     }
 
     @Override
