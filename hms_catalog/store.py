@@ -31,7 +31,7 @@ from hms_catalog.errors import (
     VersionMismatchError,
 )
 
-__all__ = ["CatalogDefinition", "CatalogStore", "DefinitionStore", "default_home", "HOME_ENV"]
+__all__ = ["CatalogDefinition", "CatalogStore", "DefinitionStore", "default_home", "expect_version", "HOME_ENV"]
 
 HOME_ENV = "HMS_CATALOG_HOME"
 _DOCUMENT = "catalogs.json"
@@ -155,7 +155,7 @@ class CatalogStore:
         """
         key = name.lower()
         with self._transaction() as catalogs:
-            current = _expect(catalogs.get(key), key, expected_version)
+            current = expect_version(catalogs.get(key), key, expected_version)
             changed = change(current)
             stored = replace(
                 changed, name=key, id=current.id, version=current.version + 1,
@@ -167,7 +167,7 @@ class CatalogStore:
     def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition:
         old, new = name.lower(), new_name.lower()
         with self._transaction() as catalogs:
-            current = _expect(catalogs.get(old), old, expected_version)
+            current = expect_version(catalogs.get(old), old, expected_version)
             if new in catalogs:
                 raise AlreadyExistsError("catalog", new)
             stored = replace(current, name=new, version=current.version + 1, updated_at=time.time())
@@ -179,7 +179,7 @@ class CatalogStore:
         key = name.lower()
         with self._transaction() as catalogs:
             if expected_version is not None:
-                _expect(catalogs.get(key), key, expected_version)
+                expect_version(catalogs.get(key), key, expected_version)
             current = catalogs.pop(key, None)
             if current is None and not if_exists:
                 raise NotFoundError("catalog", key)
@@ -256,7 +256,7 @@ class CatalogStore:
                 leftover.unlink()
 
 
-def _expect(current: CatalogDefinition | None, name: str, expected_version: int | None) -> CatalogDefinition:
+def expect_version(current: CatalogDefinition | None, name: str, expected_version: int | None) -> CatalogDefinition:
     """``current``, checked to exist and (when asked) to be at ``expected_version``."""
     if current is None:
         raise NotFoundError("catalog", name)

@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from hms_catalog.errors import AlreadyExistsError, NotFoundError, VersionMismatchError
 from hms_catalog.state.database import StoreDatabase
 from hms_catalog.state.schema import CATALOGS, COUNTERS
-from hms_catalog.store import CatalogDefinition, CatalogStore
+from hms_catalog.store import CatalogDefinition, CatalogStore, expect_version
 
 __all__ = ["SqlCatalogStore", "IMPORTED_SUFFIX"]
 
@@ -82,7 +82,7 @@ class SqlCatalogStore:
                expected_version: int | None = None) -> CatalogDefinition:
         key = name.lower()
         with self.database.writing() as connection:
-            current = _expect(_find(connection, key), key, expected_version)
+            current = expect_version(_find(connection, key), key, expected_version)
             changed = change(current)
             stored = replace(changed, name=key, id=current.id, version=current.version + 1,
                              created_at=current.created_at, updated_at=time.time())
@@ -93,7 +93,7 @@ class SqlCatalogStore:
         old, new = name.lower(), new_name.lower()
         try:
             with self.database.writing() as connection:
-                current = _expect(_find(connection, old), old, expected_version)
+                current = expect_version(_find(connection, old), old, expected_version)
                 if _find(connection, new) is not None:
                     raise AlreadyExistsError("catalog", new)
                 stored = replace(current, name=new, version=current.version + 1, updated_at=time.time())
@@ -107,7 +107,7 @@ class SqlCatalogStore:
         with self.database.writing() as connection:
             current = _find(connection, key)
             if expected_version is not None:
-                _expect(current, key, expected_version)
+                expect_version(current, key, expected_version)
             if current is None:
                 if if_exists:
                     return None
@@ -139,16 +139,6 @@ def _conditional_update(connection: Connection, name: str, version: int, values:
 def _find(connection: Connection, name: str) -> CatalogDefinition | None:
     row = connection.execute(select(CATALOGS).where(CATALOGS.c.name == name)).mappings().first()
     return None if row is None else _definition(row)
-
-
-def _expect(current: CatalogDefinition | None, name: str, expected_version: int | None) -> CatalogDefinition:
-    if current is None:
-        raise NotFoundError("catalog", name)
-    if expected_version is not None and current.version != expected_version:
-        raise VersionMismatchError(
-            f"catalog '{name}' is at version {current.version}, not {expected_version}: it changed since it was read"
-        )
-    return current
 
 
 def _row(definition: CatalogDefinition) -> dict[str, Any]:
