@@ -117,3 +117,25 @@ def test_plans_are_kept_by_the_driver_until_the_table_changes(spark: Any, connec
     while sorted(spark.sql(query).collect()) != [(1, 1), (2, 1)]:
         assert time.monotonic() < deadline, "the driver kept a plan after its table changed"
         time.sleep(0.2)
+
+
+def test_a_catalog_of_several_service_urls_fails_over_to_one_that_answers(spark: Any, connector_service: Server,
+                                                                          written: str) -> None:
+    """``uri`` may list replicas: one that cannot be reached is left for the next, and the read goes on."""
+    import socket
+
+    from spark_connector.session import catalog_conf
+
+    with socket.socket() as probe:  # a port nothing listens on: a replica that is down
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+    settings = catalog_conf("failover_conn", f"http://127.0.0.1:{dead},{connector_service.url}", connector_service.token,
+                            remote_name=CATALOG)
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        frame = spark.table(f"failover_conn.{written}.ds").where("p = 2").select("id", "label")
+        assert [tuple(row) for row in frame.collect()] == [(2, "two")]
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
