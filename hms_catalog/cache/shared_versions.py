@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
@@ -73,6 +74,10 @@ class SharedCatalogVersions(CatalogVersions):
         self._flushing = threading.RLock()  # one flush at a time keeps the outbox's order in the store
         self._fenced = threading.local()
         self._listeners: list[Listener] = []
+        # The newest version that changed each catalog, database or table (anything of a table counts as the
+        # table): what a table's or database's version is on every replica alike (If-Match across replicas).
+        self._touched: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._touched_floor = 0
 
     @property
     def current(self) -> int:
@@ -157,6 +162,7 @@ class SharedCatalogVersions(CatalogVersions):
                         continue
                     self._current = change.version
                     self._append(change)
+                    self._touch(change)
                     if replica != self.shared.replica and not first:
                         self._tick += 1
                         self._note(change.kind, change.object, change.source, self._tick, elsewhere=True)
@@ -166,6 +172,25 @@ class SharedCatalogVersions(CatalogVersions):
         for listener in self._listeners if elsewhere else ():
             listener(elsewhere)
         return elsewhere
+
+    def changed_at(self, obj: CatalogObject) -> int | None:
+        with self._lock:
+            found = max(self._touched_floor, self._touched.get(("", ""), 0))
+            if obj.database:
+                found = max(found, self._touched.get((obj.database, ""), 0))
+            if obj.table:
+                found = max(found, self._touched.get((obj.database, obj.table), 0))
+            return found
+
+    def _touch(self, change: Change) -> None:
+        """Remember ``change`` as the newest of its table, database or catalog (callers hold the lock)."""
+        obj = change.object
+        key = ("", "") if obj.kind in ("catalog", "databases") else (obj.database, obj.table)
+        self._touched[key] = change.version
+        self._touched.move_to_end(key)
+        while len(self._touched) > self.capacity:
+            _, forgotten = self._touched.popitem(last=False)
+            self._touched_floor = max(self._touched_floor, forgotten)
 
     def _newest(self) -> int:
         return self._current

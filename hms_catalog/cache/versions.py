@@ -224,6 +224,11 @@ class CatalogVersions:
             self._logged.wait_for(lambda: bool(self._log) and self._log[-1].version > since, timeout=max(0.0, timeout))
         return self.changes(since)
 
+    def changed_at(self, obj: CatalogObject) -> int | None:
+        """The version of the newest logged change of ``obj`` or anything it lies in, where that is what a
+        version of it means (a log shared by replicas); None: its cached value's stamp says it."""
+        return None
+
     def removed_at(self, obj: CatalogObject) -> int | None:
         """The version of the newest drop or invalidation of ``obj`` itself, if the delete log has it."""
         with self._lock:
@@ -254,9 +259,10 @@ class CatalogVersions:
         log it again either."""
         if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
             self._cut(obj, tick)
-        if elsewhere or source is ChangeSource.EVENT or kind is ChangeKind.DROPPED:
+        logged = elsewhere or source in (ChangeSource.EVENT, ChangeSource.DDL, ChangeSource.WRITE)
+        if logged or kind is ChangeKind.DROPPED:
             self._fingerprints.pop(obj, None)  # gone, or logged already: the next load compares with nothing
-        if elsewhere or source is ChangeSource.EVENT:
+        if logged:
             # Nor may the next load of the list naming it log the same addition or drop again.
             parent = _parent_list(obj)
             if parent is not None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hms_catalog._lazy import Lazy
+from hms_catalog.cache.versions import CatalogObject
 from hms_catalog.client.batches import in_batches
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.metadata import TableMetadata, load_table_metadata
@@ -103,8 +104,10 @@ class ExternalDatabase:
         self._definition.reset()
 
     def table_version(self, name: str) -> int | None:
-        """The catalog version the table's cached definition was loaded at (None when not cached)."""
-        return self._caches.schema.version_of((self.name, name.lower()))
+        """The catalog version the table's cached definition was loaded at (None when not cached); with a log
+        shared by replicas, the version of the newest change of the table, the same on every replica."""
+        shared = self._caches.versions.changed_at(CatalogObject.for_table(self.name, name.lower()))
+        return shared if shared is not None else self._caches.schema.version_of((self.name, name.lower()))
 
     def refresh_table(self, name: str) -> None:
         self.table(name).refresh()

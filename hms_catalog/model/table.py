@@ -73,8 +73,10 @@ class ExternalTable:
 
     @property
     def version(self) -> int | None:
-        """The catalog version this table's definition was loaded at (None when it is not loaded)."""
-        return self._caches.schema.version_of(self.key)
+        """The catalog version this table's definition was loaded at (None when it is not loaded); with a log
+        shared by replicas, the version of the newest change of the table, the same on every replica."""
+        shared = self._caches.versions.changed_at(CatalogObject.for_table(*self.key))
+        return shared if shared is not None else self._caches.schema.version_of(self.key)
 
     def refresh(self) -> None:
         """Drop this table's schema, partitions and file listings from every cache."""

@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from hms_catalog.errors import VersionMismatchError
 from tests.service.conftest import EVENTS, hms_properties
 from tests.support.hms import Admin
 from tests.support.service import Server, served
@@ -131,3 +134,25 @@ def test_named_tokens_set_on_one_replica_are_accepted_by_the_other(home: Path, t
             assert refused.status == 403 and refused.error()["type"] == "ForbiddenError" and "'ro'" in refused.error()["message"]
         assert two.request("GET", "/v1/catalogs", token="wrong-token-of-nobody-0000").status == 401
     assert read_token not in (home / "catalog.db").read_bytes().decode("latin-1")
+
+
+def test_a_table_version_read_on_one_replica_is_the_one_the_other_checks(home: Path, metastore_uri: str, admin: Admin,
+                                                                         unique_name: str) -> None:
+    """If-Match across replicas: a table's version is its newest logged change, the same on every replica."""
+    admin.create_database(unique_name)
+    admin.create_table(unique_name, "t", [("id", "int")])
+    with served(home) as one, served(home) as two:
+        first, second = one.client(), two.client()
+        try:
+            first.create_catalog("c", hms_properties(metastore_uri))
+            version = first.table("c", unique_name, "t")["version"]
+            assert second.table("c", unique_name, "t")["version"] == version
+            change = [{"op": "set_properties", "properties": {"k": "v"}}]
+            second.alter_table("c", unique_name, "t", change, if_version=version)
+            newer = first.table("c", unique_name, "t")["version"]
+            assert newer > version and second.table("c", unique_name, "t")["version"] == newer
+            with pytest.raises(VersionMismatchError, match=f"at version {newer}, not {version}"):
+                first.alter_table("c", unique_name, "t", change, if_version=version)
+        finally:
+            first.close()
+            second.close()
