@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 
-.PHONY: install demo lint test test-fast stop bench clean help
+.PHONY: install demo lint test test-fast stop bench docs clean help
 
 help:
 	@echo "make demo   - install into .venv, start the embedded metastore, build a warehouse, show the catalog"
@@ -17,6 +17,7 @@ help:
 	@echo "make test-fast - the same without the slow end-to-end tests (marked slow: kill -9 runs and the like)"
 	@echo "make stop   - stop the demo's metastore"
 	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
+	@echo "make docs   - build the documentation site (MkDocs, from docs/) into site/"
 	@echo "make clean  - remove .venv and the demo's files"
 
 $(STAMP): pyproject.toml
@@ -26,7 +27,7 @@ $(STAMP): pyproject.toml
 		echo "hms-catalog's embedded metastore needs Java 17: install it or set JAVA_HOME"; exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,connect]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,connect,docs]'
 	@# The kerberos extra compiles against MIT Kerberos: installed when its headers and a compiler are here.
 	@if command -v krb5-config >/dev/null && command -v cc >/dev/null; then \
 		echo "$(BIN)/python -m pip install --quiet -e '.[kerberos]'"; $(BIN)/python -m pip install --quiet -e '.[kerberos]'; \
@@ -60,6 +61,11 @@ $(VENV)/.installed-bench: $(STAMP)
 
 bench: $(VENV)/.installed-bench
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# The site is built strictly: a broken link or a page missing from the nav fails the build.
+docs: install
+	@# NO_MKDOCS_2_WARNING: Material prints a notice about its successor on every build; the notice is known.
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 clean: stop
 	rm -rf $(VENV) $(DEMO_DIR) *.egg-info
