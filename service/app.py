@@ -26,6 +26,7 @@ from hms_catalog.errors import HmsCatalogError
 from hms_catalog.manager import CatalogManager
 from service.audit import AUDIT_FILE, AuditLog
 from service.companions import RunningCompanion
+from service.console import Console
 from service.errors import error_response, exception_response
 from service.middleware import BodyLimit, Gate, Measured
 from service.routes import routers
@@ -62,6 +63,7 @@ def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedTok
                   summary="One warm, versioned catalog over Hive Metastores, shared by every client.")
     stored = manager.shared.tokens.list if manager.shared is not None else None  # replicas share the named tokens
     app.add_middleware(Gate, tokens=TokenTable(token, tokens, stored=stored))
+    app.add_middleware(Console)  # the web console's files (/ui), answered ahead of the gate: the sign-in page needs no token
     app.add_middleware(BodyLimit, limit=max_body_bytes)  # before the gate: nothing reads an oversized body
     app.add_middleware(Measured, requests=state.requests)  # outermost: every answer counted, 413s included
     _handle_errors(app)
