@@ -40,13 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import Service, progress, save
 
 from hms_catalog import CatalogManager
-from hms_catalog.state import open_definitions
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats.storage import STORAGE_FORMATS
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.remote import CatalogServiceClient
+from hms_catalog.state import open_definitions
 
 DATABASE = "bench_service"
 CATALOG = "bench"
