@@ -8,6 +8,7 @@ recorded and checked to stay on the service's origin.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -26,6 +27,11 @@ SHOTS = Path("/tmp/console-shots")  # a copy of every screenshot, for a reviewer
 DB = f"console{os.getpid()}"
 CATALOG = "hive"
 TIMEOUT_MS = 30_000
+# Named tokens beside the server's own: one that reads, one that may change a catalog other than ``hive``.
+READ_TOKEN = "console-read-only-token-0001"
+WRITE_ELSEWHERE_TOKEN = "console-write-elsewhere-token-0002"
+TOKENS = {"tokens": [{"name": "ro", "token": READ_TOKEN, "access": "read"},
+                     {"name": "etl", "token": WRITE_ELSEWHERE_TOKEN, "access": "write", "catalogs": ["elsewhere"]}]}
 
 
 def _unavailable(reason: str) -> NoReturn:
@@ -70,8 +76,13 @@ def warehouse(spark: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="package")
 def service(tmp_path_factory: pytest.TempPathFactory, warehouse: str, metastore_uri: str) -> Iterator[Server]:
-    """The server the console tests share, with catalog ``hive`` over the test metastore."""
-    with served(tmp_path_factory.mktemp("console") / "home") as running:
+    """The server the console tests share, with catalog ``hive`` over the test metastore and the named
+    tokens of ``TOKENS``."""
+    directory = tmp_path_factory.mktemp("console")
+    tokens = directory / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
+    tokens.chmod(0o600)
+    with served(directory / "home", "--tokens", str(tokens)) as running:
         client = running.client()
         try:
             client.create_catalog(CATALOG, {"type": "hms", "hive.metastore.uris": metastore_uri}, comment="the test metastore")
@@ -129,4 +140,5 @@ def console(browser: Any, service: Server, tmp_path: Path) -> Iterator[Console]:
         page.close()
     assert opened.requested, "the page made no request at all"
     assert opened.foreign_requests() == [], f"requests left the service's origin {service.url}"
-    assert not any(service.token in url for url in opened.requested), "the token appeared in a URL"
+    secrets = (service.token, READ_TOKEN, WRITE_ELSEWHERE_TOKEN)
+    assert not any(secret in url for url in opened.requested for secret in secrets), "a token appeared in a URL"

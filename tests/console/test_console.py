@@ -1,5 +1,6 @@
 """The console at ``/ui`` in a real browser: sign-in, browsing to a Spark-written table, a plan, catalog
-definitions created, altered and dropped through the page, the change feed live, and a phone-sized screen.
+definitions created, altered and dropped through the page, databases and tables created and dropped, a
+read-only token shown no change controls, the change feed live, and a phone-sized screen.
 Every test's page is checked (in the ``console`` fixture) to have requested nothing off the service's origin."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.console.conftest import CATALOG, DB, Console
+from tests.console.conftest import CATALOG, DB, READ_TOKEN, WRITE_ELSEWHERE_TOKEN, Console
 
 try:
     from playwright.sync_api import expect
@@ -156,6 +157,117 @@ def test_a_catalog_is_created_altered_and_dropped_through_the_page(console: Cons
         console.shot("catalog-dropped")
         assert "made_in_console" not in [each["name"] for each in client.catalogs()]
     finally:
+        client.close()
+
+
+CHANGE_CONTROLS = ("#create-catalog", "#alter-catalog", "#drop-catalog", "#create-database", "#drop-database", "#create-table",
+                   "#drop-table")
+
+
+def _no_change_controls(console: Console) -> None:
+    shown = [selector for selector in CHANGE_CONTROLS if console.page.locator(selector).count()]
+    assert shown == [], f"a token that may not change {CATALOG} is offered {shown}"
+
+
+def test_a_read_token_sees_catalogs_and_tables_but_no_change_controls(console: Console) -> None:
+    answer = console.server.request("GET", "/v1/principal", token=READ_TOKEN)
+    assert answer.status == 200 and answer.json() == {"name": "ro", "access": "read", "catalogs": ["*"]}
+    assert console.server.request("GET", "/v1/principal").json()["access"] == "admin"
+
+    console.sign_in(READ_TOKEN)
+    page = console.page
+    assert _text(console, "#who") == "ro · read"
+    page.wait_for_selector(f"ul.links a >> text={CATALOG}")
+    _no_change_controls(console)
+    console.shot("read-only-catalogs")
+
+    page.click(f"ul.links a >> text={CATALOG}")
+    page.wait_for_selector(f"ul.links a >> text={DB}")
+    assert "hive.metastore.uris" in _text(console, "#catalog-properties")  # the definition is shown, not its forms
+    _no_change_controls(console)
+    console.shot("read-only-catalog")
+    page.click(f"ul.links a >> text={DB}")
+    page.wait_for_selector("ul.links a >> text=sales")
+    _no_change_controls(console)
+    page.click("ul.links a >> text=sales")
+    page.wait_for_selector("#columns")
+    expect(page.locator("#table-changes")).not_to_contain_text("Loading")
+    _no_change_controls(console)
+    console.shot("read-only-table")
+
+    page.click("#sign-out")  # a write token for another catalog: no change of this one is offered either
+    page.wait_for_selector("#token")
+    assert page.is_hidden("#who")
+    console.sign_in(WRITE_ELSEWHERE_TOKEN)
+    assert _text(console, "#who") == "etl · write"
+    console.go(f"#/catalogs/{CATALOG}/{DB}/sales")
+    page.wait_for_selector("#columns")
+    _no_change_controls(console)
+    console.go(f"#/catalogs/{CATALOG}")
+    page.wait_for_selector(f"ul.links a >> text={DB}")
+    _no_change_controls(console)
+
+
+def test_a_database_and_tables_are_created_and_dropped_through_the_page(console: Console) -> None:
+    console.sign_in()
+    page = console.page
+    made = f"{DB}_made"
+    console.go(f"#/catalogs/{CATALOG}")
+    page.fill("#new-database-name", made)
+    page.fill("#new-database-comment", "made by the console test")
+    console.shot("database-create-form", full_page=True)
+    page.click("#create-database button[type=submit]")
+    page.wait_for_selector(f"h1 >> text=Database {made}")
+    assert f"Created database {made}." in _text(console, "main")
+    client = console.server.client()
+    try:
+        assert made in client.databases(CATALOG)
+
+        # A Hive table partitioned by dt, and an Iceberg one: its columns show their field ids.
+        page.fill("#new-table-name", "visits")
+        page.fill("#new-table-columns", "id bigint\nurl string\n")
+        page.fill("#new-table-partitions", "dt string")
+        page.select_option("#new-table-format", "ORC")
+        page.click("#create-table button[type=submit]")
+        page.wait_for_selector("#columns")
+        assert _text(console, "[data-field=file_format]") == "ORC"
+        rows = [row.split("\t") for row in page.locator("#columns tbody tr").all_inner_texts()]
+        assert [(name, kind) for name, kind, _ in rows] == [("id", "bigint"), ("url", "string"), ("dt", "string")]
+        assert page.locator("#columns th").all_inner_texts() == ["Name", "Type", "Partition"]  # a Hive table: no field ids
+
+        console.go(f"#/catalogs/{CATALOG}/{made}")
+        page.fill("#new-table-name", "events")
+        page.fill("#new-table-columns", "id bigint\nts timestamp\nname string")
+        page.fill("#new-table-partitions", "days(ts)")
+        page.select_option("#new-table-format", "ICEBERG")
+        console.shot("table-create-form")
+        page.click("#create-table button[type=submit]")
+        page.wait_for_selector("#columns")
+        assert _text(console, "[data-field=format]") == "ICEBERG"
+        assert page.locator("#columns th").all_inner_texts() == ["Name", "Type", "Field id", "Partition"]
+        rows = [row.split("\t") for row in page.locator("#columns tbody tr").all_inner_texts()]
+        assert [(name, field_id) for name, _, field_id, _ in rows] == [("id", "1"), ("ts", "2"), ("name", "3")]
+        expect(page.locator("#table-changes")).not_to_contain_text("Loading")
+        console.shot("table-created-iceberg")
+        assert sorted(client.tables(CATALOG, made)) == ["events", "visits"]
+
+        for name in ("events", "visits"):
+            console.go(f"#/catalogs/{CATALOG}/{made}/{name}")
+            page.wait_for_selector("#drop-table")
+            page.click("#drop-table")
+            page.click("#confirm-drop-table")
+            page.wait_for_selector(f"text=Dropped table {name}.")
+            assert name not in client.tables(CATALOG, made)
+        console.shot("table-dropped")
+
+        page.click("#drop-database")
+        page.click("#confirm-drop-database")
+        page.wait_for_selector(f"text=Dropped database {made}.")
+        expect(page.locator("ul.links")).not_to_contain_text(made)
+        assert made not in client.databases(CATALOG)
+        console.shot("database-dropped")
+    finally:
+        client.drop_database(CATALOG, made, cascade=True, if_exists=True)
         client.close()
 
 

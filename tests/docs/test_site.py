@@ -36,6 +36,7 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
                         "SELECT without the start-up bill"),
     "service": ("The catalog service",),
     "api": ("REST API", "The OpenAPI document", "Endpoints", "Errors"),
+    "console": ("The web console", "Opening it", "What each view shows", "Read-only tokens"),
     "replicas": ("Replicas on a shared store",),
     "kerberos": ("Kerberos",),
     "metastore-versions": ("Metastore versions",),

@@ -35,6 +35,7 @@ def test_the_openapi_document_lists_every_endpoint(service: Server) -> None:
     assert methods == {
         "/v1/health": {"get"},
         "/metrics": {"get"},
+        "/v1/principal": {"get"},
         "/v1/catalogs": {"get", "post"},
         "/v1/catalogs/{catalog}": {"get", "patch", "delete"},
         "/v1/catalogs/{catalog}/databases": {"get", "post"},

@@ -47,9 +47,11 @@ export const get = async (path, options) => (await call("GET", path, options)).d
 
 const seg = encodeURIComponent;
 export const paths = {
+  principal: () => "/v1/principal",
   catalogs: () => "/v1/catalogs",
   catalog: (c) => `/v1/catalogs/${seg(c)}`,
   databases: (c) => `/v1/catalogs/${seg(c)}/databases`,
+  database: (c, d, cascade) => `/v1/catalogs/${seg(c)}/databases/${seg(d)}` + (cascade ? "?cascade=true" : ""),
   tables: (c, d) => `/v1/catalogs/${seg(c)}/databases/${seg(d)}/tables`,
   table: (c, d, t) => `/v1/catalogs/${seg(c)}/databases/${seg(d)}/tables/${seg(t)}`,
   plan: (c, d, t) => `${paths.table(c, d, t)}/plan`,

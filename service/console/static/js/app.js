@@ -2,6 +2,7 @@
 
 import { ApiError, call, paths, session } from "./api.js";
 import { h, message, show } from "./dom.js";
+import { principal } from "./principal.js";
 import { catalogView, catalogsView, databaseView, tableView } from "./views/browse.js";
 import { cachesView } from "./views/caches.js";
 import { changesView } from "./views/changes.js";
@@ -10,6 +11,7 @@ import { planView } from "./views/plan.js";
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
 const signOutButton = document.getElementById("sign-out");
+const who = document.getElementById("who");
 let current = null; // the AbortController of the shown view: leaving it stops its calls (the change feed's long poll)
 
 const ROUTES = [
@@ -25,6 +27,8 @@ const ROUTES = [
 function signInPage(note) {
   nav.hidden = true;
   signOutButton.hidden = true;
+  who.hidden = true;
+  principal.forget();
   const input = h("input", { id: "token", type: "password", name: "token", autocomplete: "off", required: true,
     spellcheck: "false", "aria-describedby": "sign-in-help" });
   const status = h("div", { id: "sign-in-status", "aria-live": "polite" }, note ? message(note) : null);
@@ -66,8 +70,21 @@ async function route() {
     signInPage();
     return;
   }
+  if (!principal.current()) {
+    // Who the token is decides which changes the pages offer: known before any page is shown.
+    try {
+      const found = await principal.load();
+      who.textContent = `${found.name} · ${found.access}`;
+      who.title = found.access === "write" ? `may change: ${found.catalogs.join(", ")}` : "";
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return; // the unauthorized event shows the sign-in page
+      show(view, message(`Cannot tell what the token may do: ${error.message}`));
+      return;
+    }
+  }
   nav.hidden = false;
   signOutButton.hidden = false;
+  who.hidden = false;
   const [rawPath, rawQuery = ""] = location.hash.replace(/^#\/?/, "").split("?");
   const path = rawPath || "catalogs";
   const found = ROUTES.map(([pattern, section, render]) => [path.match(pattern), section, render]).find(([m]) => m);
@@ -93,11 +110,13 @@ async function route() {
 
 window.addEventListener("console:unauthorized", () => {
   session.signOut();
+  principal.forget();
   if (current) current.abort();
   signInPage("The service no longer accepts the token: sign in again.");
 });
 signOutButton.addEventListener("click", () => {
   session.signOut();
+  principal.forget();
   route();
 });
 window.addEventListener("hashchange", route);

@@ -2,11 +2,25 @@
 
 import { get, paths } from "../api.js";
 import { facts, filteredLinks, h, message, show, table } from "../dom.js";
+import { principal } from "../principal.js";
+import { createDatabaseForm, createTableForm, dropDatabasePanel, dropTablePanel } from "./ddl.js";
 import { createForm, definitionPanel } from "./definitions.js";
 import { href } from "./links.js";
 
 const PAGE_SIZE = 25;
-let flash = null; // a message for the next page shown (a dropped catalog's, on the list it leaves for)
+let flash = null; // a message for the next page shown (a dropped object's, on the page it leaves for)
+
+/** Show `note` on the page `route` leads to, then go there. */
+function leave(route, note) {
+  flash = note;
+  location.hash = route;
+}
+
+function takeFlash() {
+  const note = flash;
+  flash = null;
+  return note;
+}
 
 const crumbs = (...parts) => h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" },
   h("a", { href: "#/catalogs" }, "catalogs"),
@@ -15,25 +29,25 @@ const crumbs = (...parts) => h("nav", { class: "crumbs", "aria-label": "Breadcru
 export async function catalogsView(view, _names, signal) {
   const { catalogs } = await get(paths.catalogs(), { signal });
   const items = catalogs.map((c) => ({ name: c.name, href: href.catalog(c.name), note: `${c.type} · version ${c.version}` }));
-  const note = flash;
-  flash = null;
+  const note = takeFlash();
+  const admin = principal.mayDefine();
   show(view,
     h("h1", {}, "Catalogs"),
     note ? message(note, "ok") : null,
-    h("section", { class: "card" }, filteredLinks("catalogs", items, "no catalogs yet: create one below")),
-    createForm((created) => { location.hash = href.catalog(created.name); }));
+    h("section", { class: "card" }, filteredLinks("catalogs", items, admin ? "no catalogs yet: create one below" : "no catalogs yet")),
+    admin ? createForm((created) => { location.hash = href.catalog(created.name); }) : null);
 }
 
-export async function catalogView(view, [catalog], signal, _query, note) {
+export async function catalogView(view, [catalog], signal, _query, note = takeFlash()) {
   const definition = await get(paths.catalog(catalog), { signal });
   const databases = h("section", { class: "card" }, h("h2", {}, "Databases"), message("Loading…", "note"));
   const reload = (_changed, text) => catalogView(view, [catalog], signal, _query, text);
-  const dropped = (name) => {
-    flash = `Dropped catalog ${name}.`;
-    location.hash = "#/catalogs";
-  };
+  const dropped = (name) => leave("#/catalogs", `Dropped catalog ${name}.`);
+  const newDatabase = principal.mayChange(definition.name)
+    ? createDatabaseForm(definition.name, (name) => leave(href.database(definition.name, name), `Created database ${name}.`)) : null;
   show(view, crumbs([definition.name]), h("h1", {}, `Catalog ${definition.name}`),
-    note ? message(note, "ok") : null, databases, definitionPanel(definition, reload, dropped));
+    note ? message(note, "ok") : null, databases, newDatabase,
+    definitionPanel(definition, reload, dropped, principal.mayDefine()));
   try {
     const names = (await get(paths.databases(catalog), { signal })).databases;
     show(databases, h("h2", {}, "Databases"),
@@ -46,32 +60,54 @@ export async function catalogView(view, [catalog], signal, _query, note) {
 
 export async function databaseView(view, [catalog, database], signal) {
   const { tables } = await get(paths.tables(catalog, database), { signal });
+  const note = takeFlash();
+  const changes = principal.mayChange(catalog);
   show(view, crumbs([catalog, href.catalog(catalog)], [database]), h("h1", {}, `Database ${database}`),
+    note ? message(note, "ok") : null,
     h("section", { class: "card" }, h("h2", {}, "Tables"),
-      filteredLinks("tables", tables.map((t) => ({ name: t, href: href.table(catalog, database, t) })))));
+      filteredLinks("tables", tables.map((t) => ({ name: t, href: href.table(catalog, database, t) })))),
+    changes ? createTableForm(catalog, database, (name) => leave(href.table(catalog, database, name), `Created table ${name}.`)) : null,
+    changes ? dropDatabasePanel(catalog, database, (name) => leave(href.catalog(catalog), `Dropped database ${name}.`)) : null);
 }
 
 export async function tableView(view, [catalog, database, name], signal) {
   const t = await get(paths.table(catalog, database, name), { signal });
+  const note = takeFlash();
   const storage = t.storage || {};
-  const columns = t.columns.map((c) => [c.name, h("code", {}, c.type), c.partition_key ? h("span", { class: "badge", title: "partition key" }, "partition key") : ""]);
+  const ids = fieldIds(t);
+  const columns = t.columns.map((c) => [c.name, h("code", {}, c.type), ...(ids ? [ids.get(c.name.toLowerCase()) ?? "—"] : []),
+    c.partition_key ? h("span", { class: "badge", title: "partition key" }, "partition key") : ""]);
+  const drop = principal.mayChange(catalog)
+    ? dropTablePanel(catalog, t, (dropped) => leave(href.database(catalog, database), `Dropped table ${dropped}.`),
+      () => tableView(view, [catalog, database, name], signal))
+    : null;
   const partitions = h("section", { class: "card", id: "partitions" });
   const changes = h("section", { class: "card", id: "table-changes" }, h("h2", {}, "Changes"), message("Loading…", "note"));
   show(view, crumbs([catalog, href.catalog(catalog)], [database, href.database(catalog, database)], [t.name]),
     h("h1", {}, `Table ${t.database}.${t.name}`),
+    note ? message(note, "ok") : null,
     h("p", {}, h("a", { href: href.plan(catalog, database, t.name), class: "button" }, "Plan a scan of this table")),
     h("section", { class: "card" }, h("h2", {}, "Table"), facts([
       ["Format", t.format, "format"], ["File format", (t.file_format || "—").toUpperCase(), "file_format"], ["Location", t.location, "location"],
       ["Version", String(t.version), "version"], ["Partition keys", (t.partition_keys || []).join(", ") || "none", "partition_keys"],
       ["Detected", t.reason, "reason"]])),
-    h("section", { class: "card" }, h("h2", {}, "Columns"), table(["Name", "Type", "Partition"], columns, { id: "columns" })),
+    h("section", { class: "card" }, h("h2", {}, "Columns"), table(["Name", "Type", ...(ids ? ["Field id"] : []), "Partition"], columns, { id: "columns" })),
     h("section", { class: "card" }, h("h2", {}, "Storage"), facts([
       ["Input format", storage.input_format, "input_format"], ["Output format", storage.output_format, "output_format"],
       ["SerDe", storage.serde, "serde"]]),
     table(["Table parameter", "Value"], Object.entries(storage.table_parameters || {}).sort(([a], [b]) => a.localeCompare(b)))),
-    partitions, changes);
+    partitions, changes, drop);
   partitionsPanel(partitions, catalog, database, t, signal);
   tableChanges(changes, catalog, database, t.name, signal);
+}
+
+/** Iceberg's field id of each top-level column by lower-case name (from the Spark schema's
+ * ``parquet.field.id`` metadata), or null when the table has none (Hive tables). */
+function fieldIds(t) {
+  const fields = (t.spark_schema && t.spark_schema.fields) || [];
+  const ids = new Map(fields.filter((f) => f.metadata && f.metadata["parquet.field.id"] !== undefined)
+    .map((f) => [f.name.toLowerCase(), String(f.metadata["parquet.field.id"])]));
+  return ids.size ? ids : null;
 }
 
 function partitionsPanel(section, catalog, database, t, signal) {

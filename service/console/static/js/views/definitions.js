@@ -38,9 +38,9 @@ export function createForm(created) {
   status);
 }
 
-/** The definition of a catalog with its alter and drop forms; `changed()` reloads the page around it,
- * `dropped()` leaves it. */
-export function definitionPanel(definition, changed, dropped) {
+/** The definition of a catalog with its alter and drop forms (only when `editable`: the admin token);
+ * `changed()` reloads the page around it, `dropped()` leaves it. */
+export function definitionPanel(definition, changed, dropped, editable = true) {
   const ifMatch = { "If-Match": `"${definition.version}"` };
   const props = Object.entries(definition.properties).sort(([a], [b]) => a.localeCompare(b));
   const status = h("div", { "aria-live": "polite" });
@@ -83,7 +83,7 @@ export function definitionPanel(definition, changed, dropped) {
     facts([["Type", definition.type], ["Version", String(definition.version), "version"], ["Comment", definition.comment || "—"],
       ["Updated", definition.updated_at ? new Date(definition.updated_at * 1000).toISOString() : "—"]]),
     table(["Property", "Value"], props, { id: "catalog-properties" }),
-    alter, h("div", { class: "actions" }, drop, confirm), status);
+    editable ? [alter, h("div", { class: "actions" }, drop, confirm), status] : null);
 }
 
 function refusal(what, definition, error) {
