@@ -42,7 +42,7 @@ demo: install
 
 # ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
 lint: install
-	$(BIN)/ruff check hms_catalog planner service spark_connector tests benchmarks
+	$(BIN)/ruff check hms_catalog planner service spark_connector tests benchmarks docs/examples
 	$(BIN)/mypy hms_catalog planner service spark_connector
 
 test: install lint
