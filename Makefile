@@ -46,7 +46,7 @@ lint: install
 	$(BIN)/mypy hms_catalog planner service spark_connector
 
 test: install lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30
 
 test-fast: install lint
 	$(BIN)/python -m pytest -m "not slow"

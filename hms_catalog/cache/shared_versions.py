@@ -94,16 +94,20 @@ class SharedCatalogVersions(CatalogVersions):
         with self._lock:
             self._tick += 1
             self._note(kind, obj, source, self._tick)
-            if buffer is None:
-                self._outbox.append((kind, obj, source))
         if buffer is not None:
             buffer.append((kind, obj, source))
             return self.current
         try:
-            self.flush()
+            with self._flushing:  # after whatever waits in the outbox, which was recorded before
+                self.flush()
+                version = self.shared.append(self.catalog_id, [(kind, obj, source)])
         except StoreUnavailableError as error:  # kept in the outbox; the follower thread tries again
+            with self._lock:
+                self._outbox.append((kind, obj, source))
             _log.warning("catalog %s: the change log is not reachable, %s waits: %s", self.catalog_id, obj, error)
-        return self.current
+            return self.current
+        self.catch_up()
+        return version
 
     @contextlib.contextmanager
     def fenced(self, position: object) -> Iterator[None]:

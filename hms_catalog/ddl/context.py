@@ -48,6 +48,12 @@ def writes_of(catalog: ExternalCatalog) -> MetastoreWrites:
     return client
 
 
+class RecordedChanges(list[tuple[ChangeKind, CatalogObject]]):
+    """The changes a statement made, and (once recorded) the version of the last: its answer's version."""
+
+    version: int | None = None
+
+
 @dataclass
 class DdlContext:
     catalog: ExternalCatalog
@@ -71,7 +77,7 @@ class DdlContext:
         caches = self.catalog.caches
         with self.locks.hold(*objects):
             expected = [caches.self_events.expect(*event) for event in events]
-            changes: list[tuple[ChangeKind, CatalogObject]] = []
+            changes = RecordedChanges()
             succeeded = False
             try:
                 yield changes
@@ -92,12 +98,18 @@ class DdlContext:
                     for expectation in expected:
                         caches.self_events.withdraw(expectation)
             for kind, obj in changes:
-                caches.versions.record(kind, obj, source)
+                changes.version = caches.versions.record(kind, obj, source)
             for database, table in objects:
                 self.announce(database, table or None)
 
     def outcome(self, message: str, changes: Sequence[tuple[ChangeKind, CatalogObject]] = ()) -> DdlOutcome:
-        return DdlOutcome(message, self.catalog.versions.current, tuple(f"{kind.value} {obj}" for kind, obj in changes))
+        return DdlOutcome(message, self.version_of(changes), tuple(f"{kind.value} {obj}" for kind, obj in changes))
+
+    def version_of(self, changes: Sequence[tuple[ChangeKind, CatalogObject]]) -> int:
+        """The version of the last change ``changes`` recorded (others' changes may have come since), else the
+        catalog's current version (a statement that changed nothing)."""
+        recorded = getattr(changes, "version", None)
+        return recorded if recorded is not None else self.catalog.versions.current
 
 
 def table_locked(operation: Callable[Concatenate[DdlContext, str, str, _Args], DdlOutcome]

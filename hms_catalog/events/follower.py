@@ -135,8 +135,9 @@ class EventFollower:
         with self._poll_lock:
             if self._thread is not None:
                 return
-            self._thread = threading.Thread(target=self._run, name=f"hms-events-{self.catalog}", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, name=f"hms-events-{self.catalog}", daemon=True)
+            thread.start()
+            self._thread = thread  # only once started: a stop() racing this start must not join an unstarted thread
 
     def stop(self) -> None:
         """Stop following; returns once the thread is gone (or after a few seconds, if a call hangs)."""

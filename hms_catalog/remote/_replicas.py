@@ -126,9 +126,11 @@ class Replicas:
         self._local.replica = None
 
     def send(self, method: str, path: str, payload: bytes | None, headers: dict[str, str],
-             timeout: float | None) -> Answer:
+             timeout: float | None, *, repeatable: bool = False) -> Answer:
         """The answer of the first replica that gives one other than 503, trying them from the current one.
 
+        ``repeatable``: the request may be sent again even after a replica may have applied it (a REFRESH, a
+        plan, a property merge: twice means the same as once), so a dropped answer moves on as for a GET.
         When every replica answered 503, the last answer is returned (the caller raises what it says, a
         MetastoreUnavailableError as a local run would); when some could not be reached, a ServiceError
         names each URL tried and why it failed.
@@ -145,7 +147,7 @@ class Replicas:
             except _Dropped as dropped:
                 failures.append(f"{replica.url} closed the connection: {dropped.error}")
                 every_refused = False
-                if method in _REPEATABLE:
+                if repeatable or method in _REPEATABLE:
                     continue
                 raise ServiceError(_failed(failures, method, path) + " (it may have been applied, so it was not "
                                    "sent again)") from dropped.error

@@ -101,7 +101,9 @@ class CatalogServiceClient:
             body["properties"] = dict(properties)
         if rename is not None:
             body["rename"] = rename
-        return self._json("PATCH", f"/v1/catalogs/{_segment(name)}", body, if_version=if_version)
+        # Merging properties twice is merging them once; a rename or a version check is not repeatable.
+        return self._json("PATCH", f"/v1/catalogs/{_segment(name)}", body, if_version=if_version,
+                          repeatable=rename is None and if_version is None)
 
     def drop_catalog(self, name: str, *, if_version: int | None = None) -> None:
         self._json("DELETE", f"/v1/catalogs/{_segment(name)}", if_version=if_version)
@@ -125,11 +127,12 @@ class CatalogServiceClient:
             body["where"] = where
         if columns is not None:
             body["columns"] = list(columns)
-        return self._request("POST", _table_path(catalog, database, table) + "/plan", body).body.decode("utf-8")
+        return self._request("POST", _table_path(catalog, database, table) + "/plan", body,
+                             repeatable=True).body.decode("utf-8")  # a plan changes nothing
 
     def refresh(self, catalog: str, database: str | None = None, table: str | None = None) -> dict[str, Any]:
         body = {key: value for key, value in (("database", database), ("table", table)) if value is not None}
-        return self._json("POST", f"/v1/catalogs/{_segment(catalog)}/refresh", body)
+        return self._json("POST", f"/v1/catalogs/{_segment(catalog)}/refresh", body, repeatable=True)  # twice is once
 
     def cache(self, catalog: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/catalogs/{_segment(catalog)}/cache")
@@ -211,8 +214,8 @@ class CatalogServiceClient:
     # Transport -------------------------------------------------------------------------------------
 
     def _json(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, if_version: int | None = None,
-              timeout: float | None = None) -> dict[str, Any]:
-        answer = self._request(method, path, body, if_version=if_version, timeout=timeout)
+              timeout: float | None = None, repeatable: bool = False) -> dict[str, Any]:
+        answer = self._request(method, path, body, if_version=if_version, timeout=timeout, repeatable=repeatable)
         if not answer.body:
             return {}
         try:
@@ -224,7 +227,7 @@ class CatalogServiceClient:
         return data
 
     def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, if_version: int | None = None,
-                 timeout: float | None = None) -> Answer:
+                 timeout: float | None = None, repeatable: bool = False) -> Answer:
         headers = {"Accept": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
@@ -234,7 +237,7 @@ class CatalogServiceClient:
         if body is not None:
             payload = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        answer = self._replicas.send(method, path, payload, headers, timeout)
+        answer = self._replicas.send(method, path, payload, headers, timeout, repeatable=repeatable)
         if answer.status >= 400:
             self._raise(answer, method, path)
         return answer

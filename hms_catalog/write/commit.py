@@ -109,7 +109,7 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
     verb = "appended to" if request.mode == "append" else "overwrote"
     detail = ", ".join(f"{n} partition(s) {what}" for what, n in zip(("added", "replaced", "appended to", "dropped"), counts) if n)
     message = f"{verb} {full}: {len(request.files)} file(s), {rows} row(s)" + (f"; {detail}" if detail else "")
-    return WriteOutcome(message, ctx.catalog.versions.current, len(request.files), rows, *counts)
+    return WriteOutcome(message, ctx.version_of(changes), len(request.files), rows, *counts)
 
 
 def _drop_unlisted(folder: str, request: CommitRequest) -> CommitRequest:

@@ -75,7 +75,7 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
     verb = "replaced" if old is not None else "created"
     message = (f"{verb} {full} with {len(request.files)} file(s), {rows} row(s)"
                + (f" in {len(groups)} partition(s)" if keys else ""))
-    return WriteOutcome(message, ctx.catalog.versions.current, len(request.files), rows, added=len(groups))
+    return WriteOutcome(message, ctx.version_of(changes), len(request.files), rows, added=len(groups))
 
 
 def _move_in(job: WriteJob, request: CommitRequest, groups: dict) -> list[str]:  # type: ignore[type-arg]

@@ -78,7 +78,7 @@ def commit_iceberg(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wr
     rows = sum(f.rows for f in request.files)
     verb = "appended to" if request.mode == "append" else "overwrote"
     return WriteOutcome(f"{verb} Iceberg table {full}: {len(request.files)} file(s), {rows} row(s) in one commit",
-                        ctx.catalog.versions.current, len(request.files), rows)
+                        ctx.version_of(changes), len(request.files), rows)
 
 
 def _overwritten(table: Any, target: WriteTarget, request: CommitRequest) -> Any:

@@ -81,7 +81,7 @@ def test_output_is_the_same_as_a_local_run(service: Server, tmp_path: Path, outp
     assert local.returncode == remote.returncode == 0, remote.stderr
     assert remote.stdout == local.stdout
     assert "hunter2" not in remote.stdout and "******" in remote.stdout
-    assert not (tmp_path / "catalogs.json").exists()  # nothing was run against the client's own home
+    assert not (tmp_path / "catalog.db").exists()  # nothing was run against the client's own home
 
 
 def test_errors_and_exit_codes_are_the_same(service: Server, tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ from hms_catalog.errors import (
 )
 from hms_catalog.execution import Result, Session
 from hms_catalog.sql import Expression, Statement, ast, parse, parse_expression
+from hms_catalog.state import open_definitions
+from hms_catalog.store import CatalogDefinition
 
 SEED = 20240611
 INPUTS = 2400
@@ -211,8 +213,8 @@ class _Fuzz:
     def __init__(self, home: Path) -> None:
         open_session(home).run_one(CATALOG)
         self.home = home
-        self.store = home / "catalogs.json"
-        self.baseline = self.store.read_bytes()
+        self.store = open_definitions(home)
+        self.baseline = self._stored()
         self.session = self._session()
         self.statements = 0
         self.outcomes: dict[str, int] = {}
@@ -225,15 +227,21 @@ class _Fuzz:
     def run(self, text: str) -> None:
         self._through_session(text)
         self._parse_only(text)
-        if self.store.read_bytes() != self.baseline:  # a statement succeeded: start the next input afresh
+        if self._stored() != self.baseline:  # a statement succeeded: start the next input afresh
             self.session.manager.close()
-            self.store.write_bytes(self.baseline)
+            for definition in self.store.list():
+                self.store.drop(definition.name)
+            for definition in self.baseline:
+                self.store.create(definition)
             self.session = self._session()
+
+    def _stored(self) -> list[CatalogDefinition]:
+        return self.store.list()
 
     def _through_session(self, text: str) -> None:
         statements = self.session.run(text)
         while True:
-            before = self.store.read_bytes()
+            before = self._stored()
             self.statements += 1
             try:
                 next(statements)
@@ -242,7 +250,7 @@ class _Fuzz:
                 return
             except HmsCatalogError as error:
                 self._count(type(error).__name__)
-                if self.store.read_bytes() != before:
+                if self._stored() != before:
                     self.failures.append(f"store changed by a rejected statement ({error}) in {text!r}")
                 if isinstance(error, SqlSyntaxError) and (problem := _position_problem(error, text)):
                     self.failures.append(f"{problem} in {text!r}")

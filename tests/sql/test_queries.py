@@ -11,6 +11,7 @@ from sqlglot.parser import Parser
 from hms_catalog import open_session
 from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.sql import Query, StatementSource, parse, parse_query, parse_statement
+from hms_catalog.state import open_definitions
 
 ISSUE = "; ( SELECT = TABLES 'hive.metastore.uris' FROM CREATE /*"
 
@@ -78,7 +79,7 @@ def test_the_issue_statement_through_a_session_is_a_syntax_error(tmp_path: Path)
     with pytest.raises(SqlSyntaxError) as info:
         open_session(home).run_one(ISSUE)  # before this fix: sqlglot's TokenError, after starting Spark
     assert (info.value.line, info.value.column) == (1, 55)
-    assert not (home / "catalogs.json").exists()
+    assert open_definitions(home).list() == []  # nothing stored
 
 
 def test_a_query_nested_deeper_than_sqlglot_reads_is_a_syntax_error() -> None:
