@@ -107,7 +107,8 @@ def run(directory: Path) -> int:
         return 1
     print("\nSpark read the demo catalog natively (its Parquet reader over hms-catalog's split plans). Serve it yourself:\n"
           f"  .venv/bin/hms-catalog --home {home} serve --spark-connect\n"
-          "and query it from any PySpark: SparkSession.builder.remote('sc://127.0.0.1:15002').getOrCreate()")
+          "and query it from any PySpark: SparkSession.builder.remote('sc://127.0.0.1:15002').getOrCreate(),\n"
+          f"or browse it at http://127.0.0.1:8181/ui (sign in with the token in {home / 'server.token'})")
     return 0
 
 
