@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from hms_catalog.errors import VersionMismatchError
+from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.remote import CatalogServiceClient
 from tests.service.conftest import EVENTS, hms_properties
 from tests.support.hms import Admin
 from tests.support.service import Server, served
@@ -156,3 +159,41 @@ def test_a_table_version_read_on_one_replica_is_the_one_the_other_checks(home: P
         finally:
             first.close()
             second.close()
+
+
+def test_a_cold_table_asked_of_two_replicas_by_many_clients_costs_at_most_two_loads(
+        home: Path, metastore_uri: str, admin: Admin, metastore: EmbeddedMetastore, unique_name: str) -> None:
+    """Metastore load stays bounded as replicas grow: one load per replica (single flight in each), and warm
+    reads none."""
+    admin.create_database(unique_name)
+    admin.create_table(unique_name, "cold", [("id", "int")])
+    with served(home) as one, served(home) as two:
+        setup = one.client()
+        setup.create_catalog("c", hms_properties(metastore_uri))
+        setup.close()
+        clients = [server.client() for server in (one, two) for _ in range(8)]
+        try:
+            for client in clients:
+                assert client.databases("c")  # every client's replica has the catalog live and connected
+            mark = len(metastore.audit_file.read_text(encoding="utf-8", errors="replace").splitlines())
+            barrier = threading.Barrier(len(clients))
+
+            def load(client: CatalogServiceClient) -> None:
+                barrier.wait()
+                try:
+                    for _ in range(5):  # the first cold at once, the others warm
+                        client.table("c", unique_name, "cold")
+                finally:
+                    client.close()  # this thread's connection (each thread has its own)
+
+            threads = [threading.Thread(target=load, args=(client,)) for client in clients]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            lines = metastore.audit_file.read_text(encoding="utf-8", errors="replace").splitlines()[mark:]
+            loads = sum(1 for line in lines if line.rstrip().endswith(f" get_table : db={unique_name} tbl=cold"))
+            assert 1 <= loads <= 2, loads  # 16 clients x 5 reads over two replicas
+        finally:
+            for client in clients:
+                client.close()
