@@ -269,6 +269,7 @@ def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: A
                                                                         connector_service: Any) -> None:
     """Drivers overwriting a table in a loop, killed at random moments (before, during and after a job's tasks
     and its commit): every partition holds one generation's rows whole, the same for all."""
+    import contextlib
     import random
     import signal
     import subprocess
@@ -286,14 +287,16 @@ def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: A
     for _ in range(int(os.environ.get("KILL_RUNS", "3"))):
         with subprocess.Popen([sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url,
                                connector_service.token, CATALOG, db, "killed"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              text=True, cwd=Path(__file__).parents[2]) as driver:
+                              text=True, cwd=Path(__file__).parents[2], start_new_session=True) as driver:
             try:
                 assert driver.stdout is not None
                 first = driver.stdout.readline()  # one job committed: the session is up
                 assert first.startswith("committed"), first
                 time.sleep(chance.uniform(0.0, 6.0))
             finally:
-                driver.send_signal(signal.SIGKILL)
+                # The whole driver: the Python process and the JVM it started (Spark's driver proper), at once.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(driver.pid, signal.SIGKILL)
                 driver.wait()
         generations = set()
         for partition in admin.pool.call("get_partitions", db, "killed", -1):
