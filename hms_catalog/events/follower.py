@@ -125,6 +125,10 @@ class EventFollower:
             if self._last is None:
                 resumed = self.lease.resume_at() if self.lease is not None else None
                 self._last = resumed if resumed is not None else self._client.get_current_notification_event_id()
+                if self.lease is not None and resumed is None:
+                    # Stored at once: a holder stopped before it applies an event must not leave the next one
+                    # to start from a newer id, skipping the events in between.
+                    self.lease.advance(self._last)
                 self._last_log_check = self._clock()
 
     def start(self) -> None:
