@@ -126,7 +126,7 @@ class NewTableLike(Body):
 class AddColumnsBody(Body):
     op: Literal["add_columns"]
     columns: list[ColumnBody] = Field(min_length=1)
-    cascade: bool = True
+    cascade: bool = False  # Hive's RESTRICT, the default of Hive's and Spark's own ADD COLUMNS
 
     def change(self) -> specs.TableChange:
         return specs.AddColumns(_columns(self.columns), self.cascade)

@@ -1,7 +1,7 @@
 """ALTER TABLE: columns, properties and locations, as catalog events.
 
-Hive tables change in the metastore, with Hive's CASCADE so that existing partitions get the new columns
-too (old partitions then read the new columns, as NULL where their files lack them). A Spark data source
+Hive tables change in the metastore; existing partitions get the new columns too only with Hive's CASCADE
+(RESTRICT is Hive's and Spark's default; Spark reads old partitions with the table's columns either way). A Spark data source
 table's own record of its schema (``spark.sql.sources.schema``) changes with it, so Spark's Hive support
 sees the change too. Iceberg tables change through pyiceberg (a new metadata file): columns are matched by
 field id there, so renames and widenings keep reading old files right. A type change must widen
@@ -38,7 +38,7 @@ from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.hive_schema import spark_stored_schema
 from hms_catalog.formats.storage import LAZY_SIMPLE_SERDE
 
-__all__ = ["alter_columns_or_properties"]
+__all__ = ["alter_columns_or_properties", "partition_provider"]
 
 _TEXT_SERDES = (LAZY_SIMPLE_SERDE, "org.apache.hadoop.hive.serde2.OpenCSVSerde", "org.apache.hadoop.hive.serde2.RegexSerDe")
 
@@ -56,7 +56,7 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
     if isinstance(change, (AddColumns, ChangeColumn, RenameColumn, ReplaceColumns)):
         columns = _new_columns(struct, change)
         _set_columns(struct, columns)
-        cascade = bool(struct.partitionKeys) and getattr(change, "cascade", True)
+        cascade = bool(struct.partitionKeys) and getattr(change, "cascade", True)  # a RENAME COLUMN: partitions too
         done = _describe(change)
     elif isinstance(change, SetTableProperties):
         struct.parameters = {**(struct.parameters or {}), **dict(change.properties)}
@@ -78,10 +78,22 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
         done = f"location set to {change.location}"
     else:
         raise ConfigurationError(f"{type(change).__name__} is not a change of columns or properties")
+    if isinstance(change, (SetTableProperties, UnsetTableProperties, SetLocation)):
+        struct.parameters = {**struct.parameters, **partition_provider(struct)}
     with ctx.changing([(database, name)], events=[("ALTER_TABLE", database, name, 1)]) as changes:
         ctx.client.alter_table(database, name, struct, cascade=cascade)
         changes.append((ChangeKind.CHANGED, CatalogObject.for_table(database, name)))
     return ctx.outcome(f"table '{full}' altered: {done}{' (partitions too)' if cascade else ''}", changes)
+
+
+def partition_provider(struct: ttypes.Table, *, tracked: bool = False) -> dict[str, str]:
+    """Where Spark's own ALTER of a table's definition (properties, location) records that its partitions are
+    kept: in the metastore for a Hive table, or a data source table that says so already (or, ``tracked``,
+    once RECOVER PARTITIONS has put them there); else on the filesystem."""
+    parameters = struct.parameters or {}
+    catalog = tracked or not parameters.get("spark.sql.sources.provider") or \
+        parameters.get("spark.sql.partitionProvider") == "catalog"
+    return {"spark.sql.partitionProvider": "catalog" if catalog else "filesystem"}
 
 
 def _describe(change: TableChange) -> str:
@@ -145,6 +157,13 @@ def _new_columns(struct: ttypes.Table, change: TableChange) -> list[ColumnSpec]:
             free(change.new)
         kind = old.type if change.type is None else check_widening(old.name, old.type, change.type, text=text)
         current[index] = ColumnSpec(change.new, kind, old.comment if change.comment is None else change.comment)
+        if change.first or change.after is not None:
+            moved = current.pop(index)
+            if change.first:
+                current.insert(0, moved)
+            else:
+                rest = {c.name.lower(): i for i, c in enumerate(current)}
+                current.insert(_index(rest, change.after or "", table, keys) + 1, moved)
         return current
     assert isinstance(change, ReplaceColumns)
     for column in change.columns:
@@ -200,6 +219,8 @@ def _partition_location(ctx: DdlContext, struct: ttypes.Table, change: SetLocati
         raise NotFoundError("partition", f"{database}.{name} {partition_text}")
     partition = found[0]
     partition.sd.location = change.location
+    if (struct.sd.numBuckets or -1) < 0:
+        partition.sd.numBuckets = 0  # Spark's own rewrite of a partition of an unbucketed table stores 0 buckets
     with ctx.changing([(database, name)], events=[("ALTER_PARTITION", database, name, 1)]) as changes:
         ctx.client.alter_partitions(database, name, [partition])
         changes.append((ChangeKind.CHANGED, CatalogObject("partition", database, name, partition_text)))
@@ -238,6 +259,10 @@ def _alter_iceberg(ctx: DdlContext, database: str, name: str, change: TableChang
                     update.update_column(field.name, field_type=_iceberg_type(new_type))
                 if change.comment is not None:
                     update.update_column(field.name, doc=change.comment)
+                if change.first:
+                    update.move_first(field.name)
+                elif change.after is not None:
+                    update.move_after(field.name, change.after)
                 if change.new.lower() != change.old.lower():
                     update.rename_column(field.name, change.new)
         done = f"column {change.old} changed"

@@ -7,7 +7,7 @@ from hms_catalog.ddl.context import DdlContext, DdlOutcome
 from hms_catalog.ddl.locations import check_location
 from hms_catalog.ddl.specs import DatabaseSpec, Pairs
 from hms_catalog.ddl.structs import database_struct
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 
 __all__ = ["create_database", "alter_database", "drop_database"]
 
@@ -27,13 +27,24 @@ def create_database(ctx: DdlContext, spec: DatabaseSpec) -> DdlOutcome:
     return ctx.outcome(f"database '{ctx.catalog.name}.{name}' created", changes)
 
 
-def alter_database(ctx: DdlContext, name: str, properties: Pairs) -> DdlOutcome:
+def alter_database(ctx: DdlContext, name: str, properties: Pairs, *, location: str | None = None) -> DdlOutcome:
+    """Properties merged with the existing ones, or (``location``) a new location for the tables created from now
+    on: existing tables stay where they are, as in Spark and Hive."""
     name = name.lower()
+    if location is not None:
+        check_location(location, f"database '{name}'")
     with ctx.changing([(name, "")], events=[("ALTER_DATABASE", name, "", 1)]) as changes:
         current = ctx.catalog.client.get_database(name)
         current.parameters = {**(current.parameters or {}), **dict(properties)}
+        if location is not None:
+            current.locationUri = location
         ctx.client.alter_database(name, current)
         changes.append((ChangeKind.CHANGED, CatalogObject.for_database(name)))
+        if location is not None and ctx.catalog.client.get_database(name).locationUri != location:
+            raise UnsupportedTableError(f"the metastore of catalog '{ctx.catalog.name}' does not support altering a database's "
+                                        "location (Hive 3.0 and later do); its properties were kept as they were")
+    if location is not None:
+        return ctx.outcome(f"database '{ctx.catalog.name}.{name}' location set to {location}", changes)
     keys = ", ".join(key for key, _ in properties)
     return ctx.outcome(f"database '{ctx.catalog.name}.{name}' properties set: {keys}", changes)
 

@@ -15,6 +15,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.alter import partition_provider
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.locations import check_location
 from hms_catalog.ddl.partition_values import normalized_values
@@ -104,9 +105,10 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
     structs = []
     for partition in change.partitions:
         values = normalized_values(struct, partition)
-        if partition.location is not None:
-            check_location(partition.location, f"a partition of {full}")
-        normalized = PartitionValues(tuple(values.items()), partition.location)
+        location = _resolved(struct, partition.location)
+        if location is not None:
+            check_location(location, f"a partition of {full}")
+        normalized = PartitionValues(tuple(values.items()), location)
         structs.append(partition_struct(struct, normalized))
     batches = -(-len(structs) // BATCH)
     with ctx.changing([(database, name)], events=[("ADD_PARTITION", database, name, batches)]) as changes:
@@ -115,6 +117,16 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
             changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     skipped = len(structs) - added
     return ctx.outcome(f"{added} partition(s) added to '{full}'" + (f", {skipped} existed already" if skipped else ""), changes)
+
+
+def _resolved(struct: ttypes.Table, location: str | None) -> str | None:
+    """A partition LOCATION as Hive reads it: a relative one (no scheme, no leading ``/``) lies under the table's."""
+    if location is None or "://" in location or location.startswith("/") or ":" in location.split("/", 1)[0]:
+        return location
+    root = struct.sd.location if struct.sd is not None else None
+    if not root:
+        raise ConfigurationError(f"partition LOCATION '{location}' is relative and the table has no location to resolve it against")
+    return f"{root.rstrip('/')}/{location.removeprefix('./')}"
 
 
 def _matching(ctx: DdlContext, struct: ttypes.Table, specs: tuple[PartitionValues, ...], if_exists: bool) -> list[str]:
@@ -198,14 +210,21 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
             to_add.append(partition_struct(struct, PartitionValues(tuple(normalized_values(struct, spec).items()), spec.location)))
         except ConfigurationError:
             continue  # a folder whose value does not parse as its key's type is not a partition (Hive skips it too)
-    if not to_add and not vanished:
+    # Spark's own RECOVER PARTITIONS of a data source table records that the metastore now keeps its partitions.
+    stamp = partition_provider(struct, tracked=True) if (struct.parameters or {}).get("spark.sql.sources.provider") else {}
+    stamp = {k: v for k, v in stamp.items() if (struct.parameters or {}).get(k) != v}
+    if not to_add and not vanished and not stamp:
         return ctx.outcome(f"the partitions of '{full}' match its folders; nothing changed")
     batches = -(-len(to_add) // BATCH)
     events = [("ADD_PARTITION", database, name, batches)] if to_add else []
     events += [("DROP_PARTITION", database, name, len(vanished))] if vanished else []
+    events += [("ALTER_TABLE", database, name, 1)] if stamp else []
     with ctx.changing([(database, name)], events=events) as changes:
+        if stamp:
+            struct.parameters = {**(struct.parameters or {}), **stamp}
+            ctx.client.alter_table(database, name, struct)
         added = _add(ctx, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
-        dropped = ctx.client.drop_partitions(database, name, vanished, delete_data=False, if_exists=True)
+        dropped = ctx.client.drop_partitions(database, name, vanished, delete_data=False, if_exists=True) if vanished else 0
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     return ctx.outcome(f"partitions of '{full}' recovered: {added} added" + (f", {dropped} dropped" if change.drop else ""), changes)
 

@@ -92,7 +92,7 @@ class TableChange:
 @dataclass(frozen=True)
 class AddColumns(TableChange):
     columns: tuple[ColumnSpec, ...]
-    cascade: bool = True  # Hive's CASCADE: existing partitions get the columns too
+    cascade: bool = False  # Hive's CASCADE: existing partitions get the columns too (RESTRICT, the default: not)
 
 
 @dataclass(frozen=True)
@@ -103,18 +103,22 @@ class RenameColumn(TableChange):
 
 @dataclass(frozen=True)
 class ChangeColumn(TableChange):
-    """``CHANGE [COLUMN] old new type [COMMENT ..]``: a rename, a widening of the type, a new comment."""
+    """``CHANGE [COLUMN] old new type [COMMENT ..] [FIRST|AFTER c]``: a rename, a widening of the type, a new
+    comment, a new place among the columns."""
 
     old: str
     new: str
     type: str | None = None
     comment: str | None = None
-    cascade: bool = True  # Hive's CASCADE (RESTRICT: False): existing partitions get the change too
+    cascade: bool = False  # Hive's CASCADE: existing partitions get the change too (RESTRICT, the default: not)
+    first: bool = False
+    after: str | None = None
 
 
 @dataclass(frozen=True)
 class ReplaceColumns(TableChange):
     columns: tuple[ColumnSpec, ...]
+    cascade: bool = False  # Hive's CASCADE: existing partitions get the columns too (RESTRICT, the default: not)
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,11 @@ from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import create_iceberg_table, iceberg_catalog
 from hms_catalog.ddl.locations import check_location, remaining_files
 from hms_catalog.ddl.specs import TableSpec
-from hms_catalog.ddl.structs import table_struct
+from hms_catalog.ddl.structs import like_struct, provider_of, table_struct
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 from hms_catalog.formats.detect import TableFormat, TableKind, detect
 
 __all__ = ["create_table", "create_table_like", "drop_table", "rename_table", "default_location", "changeable_table"]
-
-_VOLATILE = ("transient_lastDdlTime", "numFiles", "totalSize", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE",
-             "numFilesErasureCoded", "metadata_location", "previous_metadata_location")
 
 
 def default_location(ctx: DdlContext, database: str, table: str) -> str:
@@ -76,34 +73,31 @@ def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
                 raise
             return ctx.outcome(f"table '{full}' already exists; nothing changed")
         changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
-    kind = "Iceberg table" if iceberg else f"{spec.provider.lower()} table" if spec.provider else \
-        f"{(spec.stored_as or 'TEXTFILE').upper()} table"
+    provider = provider_of(spec)
+    kind = "Iceberg table" if iceberg else f"{provider} table" if provider else f"{(spec.stored_as or 'TEXTFILE').upper()} table"
     partitioned = spec.partition_columns or spec.partition_transforms
     return ctx.outcome(f"{'external ' if spec.external else ''}{kind} '{full}' created with {len(spec.columns)} column(s)"
                        f"{', partitioned' if partitioned else ''}", changes)
 
 
 def create_table_like(ctx: DdlContext, database: str, name: str, source: ttypes.Table, *, if_not_exists: bool = False,
-                      location: str | None = None, external: bool = False) -> DdlOutcome:
-    """A new, empty table with ``source``'s columns, partitioning, storage and properties, at its own location."""
+                      location: str | None = None, external: bool = False, storage: TableSpec | None = None) -> DdlOutcome:
+    """A new, empty table with ``source``'s columns and partitioning, at its own location, as Spark's CREATE TABLE
+    LIKE makes it: the storage is the source's unless ``storage`` names one (USING, STORED AS, ROW FORMAT), the
+    table properties are only those ``storage`` gives (the source's are not copied), and a LOCATION makes it
+    external."""
     database, name = database.lower(), name.lower()
     full = f"{ctx.catalog.name}.{database}.{name}"
     if detect(source).format is TableFormat.ICEBERG:
         raise UnsupportedTableError(f"CREATE TABLE ... LIKE an Iceberg table is not supported yet: create {full} with its columns "
                                     "and USING iceberg")
+    given = location
     if location is not None:
         check_location(location, f"table '{full}'")
     elif not external:
         location = default_location(ctx, database, name)
-    parameters = {k: v for k, v in (source.parameters or {}).items() if k not in _VOLATILE and not k.startswith("spark.sql.statistics")}
-    parameters.pop("EXTERNAL", None)
-    if external:
-        parameters["EXTERNAL"] = "TRUE"
-    sd = ttypes.StorageDescriptor(**{**source.sd.__dict__, "location": location})
-    if sd.serdeInfo is not None and sd.serdeInfo.parameters and "path" in sd.serdeInfo.parameters:
-        sd.serdeInfo = ttypes.SerDeInfo(**{**sd.serdeInfo.__dict__, "parameters": {**sd.serdeInfo.parameters, "path": location}})
-    table = ttypes.Table(tableName=name, dbName=database, owner=source.owner, partitionKeys=list(source.partitionKeys or []),
-                         tableType="EXTERNAL_TABLE" if external else "MANAGED_TABLE", parameters=parameters, sd=sd)
+    spec = dataclasses.replace(storage or TableSpec("", "", ()), database=database, name=name, location=given, external=external)
+    table = like_struct(source, spec, location)
     with ctx.changing([(database, name)], events=[("CREATE_TABLE", database, name, 1)]) as changes:
         try:
             ctx.client.create_table(table)
@@ -151,12 +145,29 @@ def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, n
     database, name, new_database, new_name = database.lower(), name.lower(), new_database.lower(), new_name.lower()
     full, new_full = f"{ctx.catalog.name}.{database}.{name}", f"{ctx.catalog.name}.{new_database}.{new_name}"
     names = [(database, name), (new_database, new_name)]
-    with ctx.locks.hold(*names), ctx.changing(names, events=[("ALTER_TABLE", database, name, 1)]) as changes:
+    with ctx.locks.hold(*names):
         struct = changeable_table(ctx, database, name, "RENAME")  # read under both names' locks
         if (database, name) == (new_database, new_name):
             raise ConfigurationError(f"table '{full}' already has that name")
-        renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
-        ctx.client.alter_table(database, name, renamed)
-        changes += [(ChangeKind.DROPPED, CatalogObject.for_table(database, name)),
-                    (ChangeKind.ADDED, CatalogObject.for_table(new_database, new_name))]
+        serde = struct.sd.serdeInfo if struct.sd is not None else None
+        managed = struct.tableType == "MANAGED_TABLE" and (struct.parameters or {}).get("EXTERNAL", "").upper() != "TRUE"
+        follow = managed and serde is not None and "path" in (serde.parameters or {})
+        events = [("ALTER_TABLE", database, name, 1)] + ([("ALTER_TABLE", new_database, new_name, 1)] if follow else [])
+        with ctx.changing(names, events=events) as changes:
+            renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
+            ctx.client.alter_table(database, name, renamed)
+            if follow:
+                _follow_path(ctx, new_database, new_name)
+            changes += [(ChangeKind.DROPPED, CatalogObject.for_table(database, name)),
+                        (ChangeKind.ADDED, CatalogObject.for_table(new_database, new_name))]
     return ctx.outcome(f"table '{full}' renamed to '{new_full}'", changes)
+
+
+def _follow_path(ctx: DdlContext, database: str, name: str) -> None:
+    """A Spark data source table's ``path`` follows the folder the metastore moved it to, as Spark's rename keeps it."""
+    moved = ctx.catalog.client.get_table(database, name)
+    serde = moved.sd.serdeInfo if moved.sd is not None else None
+    if serde is None or "path" not in (serde.parameters or {}) or serde.parameters["path"] == moved.sd.location:
+        return
+    serde.parameters = {**serde.parameters, "path": moved.sd.location}
+    ctx.client.alter_table(database, name, moved)

@@ -55,6 +55,10 @@ def use_database(session: Session, statement: ast.UseDatabase) -> Result:
 @register(ast.ShowDatabases)
 def show_databases(session: Session, statement: ast.ShowDatabases) -> Result:
     names = session.catalog(statement.catalog).database_names()
+    if statement.pattern is not None:
+        # Spark's and Hive's patterns: ``*`` any run, ``|`` between alternatives (and LIKE's ``%`` and ``_``).
+        matchers = [like_matcher(part.strip().replace("*", "%")) for part in statement.pattern.split("|")]
+        names = tuple(name for name in names if any(m.fullmatch(name) for m in matchers))
     return Result.table(("Database",), [(name,) for name in names])
 
 

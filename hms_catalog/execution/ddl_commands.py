@@ -83,7 +83,8 @@ def run_drop_database(session: Session, statement: ast_ddl.DropDatabase) -> Resu
 @register(ast_ddl.AlterDatabase)
 def run_alter_database(session: Session, statement: ast_ddl.AlterDatabase) -> Result:
     catalog, name = _database(session, statement.target)
-    return _answer(session, catalog, alter_database(ddl_context(session, catalog), name, statement.properties))
+    outcome = alter_database(ddl_context(session, catalog), name, statement.properties, location=statement.location)
+    return _answer(session, catalog, outcome)
 
 
 @register(ast_ddl.CreateTable)
@@ -100,7 +101,8 @@ def run_create_table_like(session: Session, statement: ast_ddl.CreateTableLike) 
     if source.catalog != catalog.name:
         raise ConfigurationError(f"CREATE TABLE ... LIKE copies a table of the same catalog; {source.full_name} is in another")
     outcome = create_table_like(ddl_context(session, catalog), database, name, source.metadata.table,
-                                if_not_exists=statement.if_not_exists, location=statement.location, external=statement.external)
+                                if_not_exists=statement.if_not_exists, location=statement.location, external=statement.external,
+                                storage=statement.storage)
     return _answer(session, catalog, outcome)
 
 

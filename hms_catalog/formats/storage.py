@@ -42,8 +42,8 @@ STORAGE_FORMATS: Mapping[str, StorageFormat] = MappingProxyType({
                               {"serialization.format": "1"}),
     "AVRO": StorageFormat("AVRO", "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
                           "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat", "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
-    "SEQUENCEFILE": StorageFormat("SEQUENCEFILE", "org.apache.hadoop.mapred.SequenceFileInputFormat",
-                                  "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat", LAZY_SIMPLE_SERDE,
+    "SEQUENCEFILE": StorageFormat("SEQUENCEFILE", "org.apache.hadoop.mapred.SequenceFileInputFormat",  # Spark's STORED AS's
+                                  "org.apache.hadoop.mapred.SequenceFileOutputFormat", LAZY_SIMPLE_SERDE,
                                   {"serialization.format": "1"}),
     "RCFILE": StorageFormat("RCFILE", "org.apache.hadoop.hive.ql.io.RCFileInputFormat", "org.apache.hadoop.hive.ql.io.RCFileOutputFormat",
                             "org.apache.hadoop.hive.serde2.columnar.LazyBinaryColumnarSerDe"),

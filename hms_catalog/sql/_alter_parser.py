@@ -76,11 +76,12 @@ def msck_repair_table(cur: Cursor) -> Statement:
 
 
 def _cascade(cur: Cursor) -> bool:
-    """Hive's ``[CASCADE|RESTRICT]`` after a column change; CASCADE unless RESTRICT, so old partitions read the
-    new columns."""
+    """Hive's ``[CASCADE|RESTRICT]`` after a column change; RESTRICT (the table's columns only) unless CASCADE, as
+    Hive's and Spark's own DDL default. Spark reads old partitions with the table's columns either way."""
     if cur.match_keyword("CASCADE"):
         return True
-    return not cur.match_keyword("RESTRICT")
+    cur.match_keyword("RESTRICT")
+    return False
 
 
 def _add(cur: Cursor, table: TableName) -> Statement:
@@ -143,7 +144,9 @@ def _change(cur: Cursor, table: TableName) -> Statement:
     new = column_name(cur, "new column name")
     kind = column_type(cur, new)
     comment = cur.expect_string(_COMMENT) if cur.match_keyword("COMMENT") else None
-    return AlterTable(table, ChangeColumn(old, new, kind, comment, _cascade(cur)))
+    first = cur.match_keyword("FIRST")
+    after = column_name(cur, "column to place it after") if not first and cur.match_keyword("AFTER") else None
+    return AlterTable(table, ChangeColumn(old, new, kind, comment, _cascade(cur), first, after))
 
 
 def _alter(cur: Cursor, table: TableName) -> Statement:
@@ -161,7 +164,8 @@ def _column_action(cur: Cursor, table: TableName, column: str) -> Statement:
 
 def _replace(cur: Cursor, table: TableName) -> Statement:
     cur.expect_keyword("COLUMNS")
-    return AlterTable(table, ReplaceColumns(column_list(cur)))
+    columns = column_list(cur)
+    return AlterTable(table, ReplaceColumns(columns, _cascade(cur)))
 
 
 def _set(cur: Cursor, table: TableName) -> Statement:

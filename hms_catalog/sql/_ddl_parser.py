@@ -104,6 +104,8 @@ def drop_database(cur: Cursor) -> Statement:
 def alter_database(cur: Cursor) -> Statement:
     target = database_name(cur)
     cur.expect_keyword("SET")
+    if cur.match_keyword("LOCATION"):
+        return AlterDatabase(target, location=cur.expect_string(_LOCATION))
     if not cur.match_keyword("DBPROPERTIES"):
         cur.expect_keyword("PROPERTIES")
     return AlterDatabase(target, property_list(cur))
@@ -126,12 +128,27 @@ def create_table(cur: Cursor, *, external: bool = False) -> Statement:
             return CreateTableLikePath(name, path, exists_ok)
         cur.tried("PATH")
         source = table_name(cur)
-        location = cur.expect_string(_LOCATION) if cur.match_keyword("LOCATION") else None
-        return CreateTableLike(name, source, exists_ok, location, external)
+        found = _TableClauses(())
+        like_clauses = {word: clause for word, clause in found.clauses().items()
+                        if word in ("USING", "ROW", "STORED", "LOCATION", "TBLPROPERTIES")}
+        read_clauses(cur, like_clauses)
+        named = (found.provider, found.stored_as, found.row_format) != (None, None, None) or found.properties
+        storage = found.spec(name, external=external, if_not_exists=exists_ok) if named else None
+        return CreateTableLike(name, source, exists_ok, found.location, external, storage)
     columns = column_list(cur)
     found = _TableClauses(columns)
     read_clauses(cur, found.clauses())
+    _refuse_buckets(cur)
     return CreateTable(name, found.spec(name, external=external, if_not_exists=exists_ok))
+
+
+def _refuse_buckets(cur: Cursor) -> None:
+    """Bucketed and skewed tables are refused, saying so: writes here would not lay their files out as the buckets
+    promise, and a table without them would not be the table Spark's or Hive's DDL makes."""
+    token = cur.peek()
+    if token.is_keyword("CLUSTERED") or token.is_keyword("SKEWED"):
+        raise cur.error(f"{token.value.upper()} BY (bucketed or skewed tables) is not supported by this catalog; "
+                        "create the table without it, or through Spark or Hive", token)
 
 
 def create_external_table(cur: Cursor) -> Statement:

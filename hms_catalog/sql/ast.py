@@ -139,7 +139,10 @@ class UseDatabase(Statement):
 
 @dataclass(frozen=True)
 class ShowDatabases(Statement):
+    """``SHOW DATABASES|SCHEMAS|NAMESPACES [FROM|IN catalog] [[LIKE] 'pattern']``."""
+
     catalog: str | None = None
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)

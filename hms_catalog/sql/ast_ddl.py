@@ -21,7 +21,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CreateDatabase(Statement):
-    """``CREATE DATABASE|SCHEMA [IF NOT EXISTS] [cat.]db [COMMENT ..] [LOCATION ..] [WITH DBPROPERTIES (..)]``."""
+    """``CREATE DATABASE|SCHEMA|NAMESPACE [IF NOT EXISTS] [cat.]db [COMMENT ..] [LOCATION ..] [WITH DBPROPERTIES (..)]``."""
 
     target: DatabaseName
     spec: DatabaseSpec
@@ -29,7 +29,7 @@ class CreateDatabase(Statement):
 
 @dataclass(frozen=True)
 class DropDatabase(Statement):
-    """``DROP DATABASE|SCHEMA [IF EXISTS] [cat.]db [RESTRICT|CASCADE]``."""
+    """``DROP DATABASE|SCHEMA|NAMESPACE [IF EXISTS] [cat.]db [RESTRICT|CASCADE]``."""
 
     target: DatabaseName
     if_exists: bool = False
@@ -38,10 +38,11 @@ class DropDatabase(Statement):
 
 @dataclass(frozen=True)
 class AlterDatabase(Statement):
-    """``ALTER DATABASE|SCHEMA [cat.]db SET DBPROPERTIES|PROPERTIES (..)``."""
+    """``ALTER DATABASE|SCHEMA|NAMESPACE [cat.]db SET DBPROPERTIES|PROPERTIES (..) | SET LOCATION 'uri'``."""
 
     target: DatabaseName
-    properties: Properties
+    properties: Properties = ()
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,16 @@ class CreateTable(Statement):
 
 @dataclass(frozen=True)
 class CreateTableLike(Statement):
-    """``CREATE [EXTERNAL] TABLE [IF NOT EXISTS] t LIKE [[cat.]db.]other [LOCATION 'uri']`` (a table, not a path)."""
+    """``CREATE [EXTERNAL] TABLE [IF NOT EXISTS] t LIKE [[cat.]db.]other [USING ..] [ROW FORMAT ..] [STORED AS ..]
+    [LOCATION 'uri'] [TBLPROPERTIES (..)]`` (a table, not a path): ``storage`` holds the clauses given, in a
+    spec whose columns are empty."""
 
     table: TableName
     source: TableName
     if_not_exists: bool = False
     location: str | None = None
     external: bool = False
+    storage: TableSpec | None = None
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,12 @@ def _show_create_catalog(cur: Cursor) -> Statement:
 
 
 def _show_databases(cur: Cursor) -> Statement:
-    return ShowDatabases(catalog_name(cur) if cur.match_keyword("FROM") else None)
+    """Spark's ``[FROM|IN catalog] [[LIKE] 'pattern']``."""
+    catalog = catalog_name(cur) if cur.match_keyword("FROM") or cur.match_keyword("IN") else None
+    liked = cur.match_keyword("LIKE")
+    if liked or cur.peek().type is TokenType.STRING:
+        return ShowDatabases(catalog, cur.expect_string("pattern (a quoted string)"))
+    return ShowDatabases(catalog)
 
 
 def _show_tables(cur: Cursor) -> Statement:
@@ -177,19 +182,24 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("CREATE", "CATALOG"): _create_catalog,
         ("CREATE", "DATABASE"): _ddl_parser.create_database,
         ("CREATE", "SCHEMA"): _ddl_parser.create_database,
+        ("CREATE", "NAMESPACE"): _ddl_parser.create_database,
         ("CREATE", "TABLE"): _ddl_parser.create_table,
         ("CREATE", "EXTERNAL", "TABLE"): _ddl_parser.create_external_table,
         ("DROP", "CATALOG"): _drop_catalog,
         ("DROP", "DATABASE"): _ddl_parser.drop_database,
         ("DROP", "SCHEMA"): _ddl_parser.drop_database,
+        ("DROP", "NAMESPACE"): _ddl_parser.drop_database,
         ("DROP", "TABLE"): _ddl_parser.drop_table,
         ("ALTER", "CATALOG"): _alter_catalog,
         ("ALTER", "DATABASE"): _ddl_parser.alter_database,
         ("ALTER", "SCHEMA"): _ddl_parser.alter_database,
+        ("ALTER", "NAMESPACE"): _ddl_parser.alter_database,
         ("ALTER", "TABLE"): _alter_parser.alter_table,
         ("MSCK", "REPAIR", "TABLE"): _alter_parser.msck_repair_table,
         ("SHOW", "CATALOGS"): _show_catalogs,
         ("SHOW", "DATABASES"): _show_databases,
+        ("SHOW", "SCHEMAS"): _show_databases,
+        ("SHOW", "NAMESPACES"): _show_databases,
         ("SHOW", "TABLES"): _show_tables,
         ("SHOW", "CREATE", "CATALOG"): _show_create_catalog,
         ("SHOW", "CREATE", "TABLE"): _ddl_parser.show_create_table,

@@ -27,7 +27,12 @@ def test_a_hive_table_stored_as_parquet() -> None:
     assert [(k.name, k.type) for k in table.partitionKeys] == [("dt", "string")]
     assert (table.sd.inputFormat, table.sd.outputFormat, table.sd.serdeInfo.serializationLib) == (
         parquet.input_format, parquet.output_format, parquet.serde)
-    assert table.parameters == {"owner.team": "etl", "comment": "facts"}
+    schema = {k: v for k, v in table.parameters.items() if k.startswith("spark.sql.sources.schema")}
+    assert {k: v for k, v in table.parameters.items() if k not in schema} == {"owner.team": "etl", "comment": "facts"}
+    # Spark's record of the schema, as Spark's own CREATE TABLE keeps it for Hive tables: names as written
+    assert [f["name"] for f in json.loads(schema["spark.sql.sources.schema"])["fields"]] == ["Id", "tags", "dt"]
+    assert (schema["spark.sql.sources.schema.numPartCols"], schema["spark.sql.sources.schema.partCol.0"]) == ("1", "dt")
+    assert table.sd.serdeInfo.parameters == {"serialization.format": "1"}
     assert detect(table).format is TableFormat.HIVE and detect(table).file_format == "parquet"
 
 

@@ -234,6 +234,30 @@ def test_create_table_like_a_table_and_like_a_path() -> None:
     # A table called path is still a table, where what follows can only follow a table name.
     assert parse_statement("CREATE TABLE t LIKE path") == CreateTableLike(T, TableName(None, None, "path"))
     assert parse_statement("CREATE TABLE t LIKE path.x LOCATION 'y'") == CreateTableLike(T, TableName(None, "path", "x"), location="y")
+    # Spark's and Hive's clauses after LIKE, in any order.
+    like = parse_statement("CREATE TABLE t LIKE sales.orders TBLPROPERTIES ('k' = 'v') STORED AS ORC LOCATION 'z'")
+    assert isinstance(like, CreateTableLike) and like.location == "z" and like.storage is not None
+    assert (like.storage.stored_as, like.storage.properties, like.storage.location) == ("ORC", (("k", "v"),), "z")
+    using = parse_statement("CREATE TABLE t LIKE o USING parquet ROW FORMAT DELIMITED FIELDS TERMINATED BY ','")
+    assert isinstance(using, CreateTableLike) and using.storage is not None and using.storage.provider == "parquet"
+    assert using.storage.row_format is not None and using.storage.row_format.fields_terminated_by == ","
+
+
+@pytest.mark.parametrize("text", ["CREATE NAMESPACE IF NOT EXISTS n COMMENT 'c' LOCATION 'l' WITH PROPERTIES ('a' = '1')",
+                                  "CREATE NAMESPACE hive.n WITH DBPROPERTIES (a = 1)", "DROP NAMESPACE IF EXISTS n CASCADE",
+                                  "DROP NAMESPACE n RESTRICT", "ALTER NAMESPACE n SET PROPERTIES ('a' = '2')",
+                                  "ALTER NAMESPACE n SET DBPROPERTIES ('a' = '2')", "ALTER NAMESPACE n SET LOCATION 'x'",
+                                  "SHOW NAMESPACES", "SHOW NAMESPACES IN hive LIKE 'a*'", "SHOW SCHEMAS 'a*|b'",
+                                  "SHOW DATABASES FROM hive"])
+def test_spark_namespace_statements_are_database_statements(text: str) -> None:
+    assert parse_statement(text) == parse_statement(text.replace("NAMESPACES", "DATABASES").replace("NAMESPACE", "DATABASE"))
+
+
+def test_bucketed_and_skewed_tables_are_refused_saying_so() -> None:
+    for text in ("CREATE TABLE t (a int) USING parquet CLUSTERED BY (a) INTO 4 BUCKETS",
+                 "CREATE TABLE t (a int) SKEWED BY (a) ON (1) STORED AS ORC"):
+        with pytest.raises(SqlSyntaxError, match="is not supported by this catalog"):
+            parse_statement(text)
 
 
 def test_drop_table() -> None:
@@ -268,7 +292,10 @@ ALTERS: list[tuple[str, object]] = [
     ("ALTER TABLE t RENAME COLUMN a TO b", RenameColumn("a", "b")),
     ("ALTER TABLE t CHANGE COLUMN small small BIGINT", ChangeColumn("small", "small", "bigint")),
     ("ALTER TABLE t CHANGE a b DECIMAL(12,2) COMMENT 'c' RESTRICT", ChangeColumn("a", "b", "decimal(12,2)", "c", False)),
-    ("ALTER TABLE t CHANGE COLUMN a `type` INT CASCADE", ChangeColumn("a", "type", "int")),
+    ("ALTER TABLE t CHANGE COLUMN a `type` INT CASCADE", ChangeColumn("a", "type", "int", cascade=True)),
+    ("ALTER TABLE t CHANGE a b INT COMMENT 'c' FIRST", ChangeColumn("a", "b", "int", "c", first=True)),
+    ("ALTER TABLE t CHANGE COLUMN a a BIGINT AFTER c RESTRICT", ChangeColumn("a", "a", "bigint", after="c")),
+    ("ALTER TABLE t REPLACE COLUMNS (a INT) CASCADE", ReplaceColumns((ColumnSpec("a", "int"),), cascade=True)),
     ("ALTER TABLE t CHANGE COLUMN a TYPE BIGINT", ChangeColumn("a", "a", "bigint")),
     ("ALTER TABLE t CHANGE a COMMENT 'why'", ChangeColumn("a", "a", None, "why")),
     ("ALTER TABLE t ALTER COLUMN a TYPE STRUCT<x: DOUBLE>", ChangeColumn("a", "a", "struct<x:double>")),
@@ -422,7 +449,7 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ("CREATE TABLE t LIKE PATH x", 1, 26, "x", "expected path (a quoted URI, such as 'file:///data/lake/raw/events')"),
     ("CREATE DATABASE d WITH ('k'='v')", 1, 24, "(", "expected DBPROPERTIES or PROPERTIES"),
     ("DROP DATABASE d PURGE", 1, 17, "PURGE", "expected CASCADE, RESTRICT or end of statement"),
-    ("ALTER DATABASE d SET LOCATION 'x'", 1, 22, "LOCATION", "expected DBPROPERTIES or PROPERTIES"),
+    ("ALTER DATABASE d SET OWNER 'x'", 1, 22, "OWNER", "expected LOCATION, DBPROPERTIES or PROPERTIES"),
     ("DROP TABLE t CASCADE", 1, 14, "CASCADE", "expected PURGE or end of statement"),
     # ALTER TABLE actions
     ("ALTER TABLE t FROB x", 1, 15, "FROB", f"expected an ALTER TABLE action: {ACTIONS}"),

@@ -187,12 +187,12 @@ BAD: list[tuple[str, int, int, str, str]] = [
         "unknown statement '`SHOW`'; expected one of ALTER, CREATE, DESC, DESCRIBE, DROP, EXPLAIN, MSCK, REFRESH, SET, SHOW, SWITCH, USE",
     ),
     ("SHOW TABLE", 1, 11, "<end of input>", "expected STATUS after SHOW TABLE"),
-    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS "
-     "or TBLPROPERTIES after SHOW"),
-    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS "
-     "or TBLPROPERTIES after SHOW"),
+    ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, "
+     "CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES after SHOW"),
+    ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, "
+     "CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES after SHOW"),
     ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG or TABLE after SHOW CREATE"),
-    ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG, DATABASE, SCHEMA, TABLE or EXTERNAL after CREATE"),
+    ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG, DATABASE, SCHEMA, NAMESPACE, TABLE or EXTERNAL after CREATE"),
     ("CREATE TABLE t", 1, 15, "<end of input>", "expected LIKE or '('"),
     ("CREATE TABLE t LIKE 'x'", 1, 21, "'x'", "expected PATH or table name"),
     (
@@ -205,7 +205,7 @@ BAD: list[tuple[str, int, int, str, str]] = [
         "RECOVER PARTITIONS, REFRESH METADATA, PROMOTE or SET FORMAT",
     ),
     ("ALTER TABLE t SET FORMAT", 1, 25, "<end of input>", "expected '('"),
-    ("DROP VIEW v", 1, 6, "VIEW", "expected CATALOG, DATABASE, SCHEMA or TABLE after DROP"),
+    ("DROP VIEW v", 1, 6, "VIEW", "expected CATALOG, DATABASE, SCHEMA, NAMESPACE or TABLE after DROP"),
     ("REFRESH VIEW v", 1, 9, "VIEW", "expected CATALOG, DATABASE or TABLE after REFRESH"),
     # CREATE CATALOG
     ("CREATE CATALOG hive", 1, 20, "<end of input>", "expected COMMENT or PROPERTIES"),
@@ -245,7 +245,7 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ("SHOW CREATE CATALOG", 1, 20, "<end of input>", "expected catalog name"),
     ("SHOW DATABASES FROM", 1, 20, "<end of input>", "expected catalog name"),
     ("SHOW DATABASES FROM a.b", 1, 21, "a.b", "catalog name must be a single identifier"),
-    ("SHOW DATABASES IN hive", 1, 16, "IN", "expected FROM or end of statement"),
+    ("SHOW DATABASES IN hive x", 1, 24, "x", "expected LIKE or end of statement"),
     ("SHOW TABLES garbage", 1, 13, "garbage", "expected FROM, LIKE or end of statement"),
     ("SHOW TABLES FROM db garbage", 1, 21, "garbage", "expected LIKE or end of statement"),
     ("SHOW TABLES FROM a.b.c", 1, 18, "a.b.c", "database name has too many parts; expected [catalog.]database"),
@@ -300,8 +300,8 @@ def test_error_message_format() -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_statement("SHOW TABLEZ x")
     assert str(info.value) == (
-        "line 1:6: expected CATALOGS, DATABASES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES "
-        "after SHOW near 'TABLEZ'\n"
+        "line 1:6: expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, "
+        "PARTITIONS or TBLPROPERTIES after SHOW near 'TABLEZ'\n"
         "SHOW TABLEZ x\n"
         "     ^"
     )

@@ -1,0 +1,180 @@
+"""The catalog's DDL leaves the metastore as Spark's own Hive DDL leaves it, statement by statement.
+
+Each case runs once through Spark's own Hive support (``spark.sql`` on a database of its own) and once
+through the catalog's SQL session on another; after every statement the two databases' metastore objects
+are compared field by field (:mod:`tests.support.ddl_parity` lists the few fields ignored, and why). The
+statements are of the kinds Spark's sql-tests inputs, its v1 command suites and Hive's clientpositive
+``.q`` files run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hms_catalog.errors import HmsCatalogError
+from hms_catalog.execution import Session
+from tests.support.ddl_parity import Case, Side, describe, run_both
+from tests.support.sessions import open_catalog
+
+_numbers = itertools.count(1)
+
+_DELIMITED = ("ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' ESCAPED BY '\\\\' COLLECTION ITEMS TERMINATED BY '#' "
+              "MAP KEYS TERMINATED BY ':' LINES TERMINATED BY '\\n' NULL DEFINED AS 'NULL'")
+_COLUMNS = "id INT COMMENT 'the key', name STRING, amount DECIMAL(10,2), tags ARRAY<STRING>, attrs MAP<STRING,INT>"
+
+CASES = [
+    # databases and namespaces
+    Case("database", ("CREATE DATABASE {db}_x COMMENT 'scratch' WITH DBPROPERTIES ('team' = 'etl')",
+                      "ALTER DATABASE {db}_x SET DBPROPERTIES ('stage' = 'test')",
+                      "DROP DATABASE {db}_x")),
+    Case("database_location", ("CREATE DATABASE IF NOT EXISTS {db}_x LOCATION '{root}/x.db'",
+                               "CREATE DATABASE IF NOT EXISTS {db}_x",
+                               "DROP DATABASE IF EXISTS {db}_x CASCADE")),
+    Case("namespace", ("CREATE NAMESPACE IF NOT EXISTS {db}_n COMMENT 'ns' LOCATION '{root}/n' WITH PROPERTIES ('a' = '1')",
+                       "ALTER NAMESPACE {db}_n SET PROPERTIES ('b' = '2')",
+                       "ALTER NAMESPACE {db}_n SET DBPROPERTIES ('a' = '3')",
+                       "CREATE TABLE {db}_n.t (id INT) STORED AS PARQUET",
+                       "DROP NAMESPACE IF EXISTS {db}_n CASCADE",
+                       "DROP NAMESPACE IF EXISTS {db}_n RESTRICT")),
+    Case("schema", ("CREATE SCHEMA {db}_s WITH DBPROPERTIES ('k' = 'v')", "DROP SCHEMA {db}_s RESTRICT")),
+    # Hive tables in every storage format
+    *(Case(f"stored_as_{fmt.lower()}", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) STORED AS {fmt}",))
+      for fmt in ("TEXTFILE", "PARQUET", "ORC", "AVRO", "SEQUENCEFILE", "RCFILE")),
+    Case("default_storage", ("CREATE TABLE {db}.t (id INT, name STRING)",)),
+    Case("delimited_every_clause", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) {_DELIMITED} STORED AS TEXTFILE",)),
+    Case("delimited_fields", ("CREATE TABLE {db}.t (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|'",)),
+    Case("delimited_null", ("CREATE TABLE {db}.t (a INT) ROW FORMAT DELIMITED NULL DEFINED AS ''",)),
+    Case("serde", ("CREATE TABLE {db}.t (a STRING, b STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
+                   "WITH SERDEPROPERTIES ('separatorChar' = ',', 'quoteChar' = '\"') STORED AS TEXTFILE",)),
+    Case("serde_lazy", ("CREATE TABLE {db}.t (a STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe' "
+                        "WITH SERDEPROPERTIES ('field.delim' = ';')",)),
+    Case("partitioned_hive", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) COMMENT 'facts' PARTITIONED BY (dt STRING, h INT) STORED AS PARQUET "
+                              "TBLPROPERTIES ('k' = 'v', 'parquet.compression' = 'SNAPPY')",
+                              "ALTER TABLE {db}.t ADD PARTITION (dt = '2024-01-01', h = 1)",
+                              "ALTER TABLE {db}.t ADD IF NOT EXISTS PARTITION (dt = '2024-01-02', h = 2) "
+                              "PARTITION (dt = '2024-01-03', h = 3) LOCATION '{root}/p3'",
+                              "ALTER TABLE {db}.t PARTITION (dt = '2024-01-01', h = 1) SET LOCATION '{root}/moved'",
+                              "ALTER TABLE {db}.t DROP PARTITION (dt = '2024-01-02', h = 2)",
+                              "ALTER TABLE {db}.t DROP IF EXISTS PARTITION (dt = 'none', h = 9)")),
+    Case("relative_partition_location", ("CREATE TABLE {db}.t (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET",
+                                         "ALTER TABLE {db}.t ADD PARTITION (p = 'x') LOCATION 'x/y'")),
+    Case("external", ("CREATE EXTERNAL TABLE {db}.t (a INT, b STRING) PARTITIONED BY (p STRING) STORED AS ORC LOCATION '{root}/ext'",
+                      "ALTER TABLE {db}.t ADD PARTITION (p = 'a')",
+                      "ALTER TABLE {db}.t SET LOCATION '{root}/ext2'")),
+    # Spark data source tables
+    *(Case(f"using_{fmt}", (f"CREATE TABLE {{db}}.t (id INT, name STRING, dt STRING) USING {fmt}",))
+      for fmt in ("parquet", "orc", "csv", "json")),
+    Case("using_partitioned", ("CREATE TABLE {db}.t (id INT, name STRING, dt STRING, h INT) USING parquet PARTITIONED BY (dt, h) "
+                               "COMMENT 'c' TBLPROPERTIES ('k' = 'v')",
+                               "ALTER TABLE {db}.t ADD PARTITION (dt = 'a', h = 1)",
+                               "ALTER TABLE {db}.t DROP PARTITION (dt = 'a', h = 1)")),
+    Case("using_options", ("CREATE TABLE {db}.t (id INT, name STRING) USING csv OPTIONS (header 'true', sep '|')",)),
+    Case("using_location", ("CREATE TABLE {db}.t (id INT, dt STRING) USING orc PARTITIONED BY (dt) LOCATION '{root}/loc'",)),
+    Case("recover_partitions", ("CREATE TABLE {db}.t (id INT, dt STRING) USING parquet PARTITIONED BY (dt) LOCATION '{root}/r'",
+                                "ALTER TABLE {db}.t RECOVER PARTITIONS",
+                                "MSCK REPAIR TABLE {db}.t")),
+    Case("default_partitioned", ("CREATE TABLE {db}.t (a INT, b STRING) PARTITIONED BY (p STRING, q INT)",
+                                 "ALTER TABLE {db}.t ADD PARTITION (p = 'x', q = 1)")),
+    Case("using_typed_partitions", ("CREATE TABLE {db}.t (a INT) USING orc PARTITIONED BY (p STRING)",)),
+    Case("using_long_schema", ("CREATE TABLE {db}.t (" + ", ".join(f"column_with_a_long_name_{i} STRUCT<a: INT, b: STRING>"
+                                                                  for i in range(60)) + ") USING parquet",)),
+    Case("hive_long_schema", ("CREATE TABLE {db}.t (" + ", ".join(f"column_with_a_long_name_{i} DECIMAL(12,4) COMMENT 'c{i}'"
+                                                                 for i in range(60)) + ") STORED AS ORC",)),
+    # CREATE TABLE LIKE
+    Case("like", ("CREATE TABLE {db}.src (a INT, b STRING) PARTITIONED BY (p STRING) STORED AS PARQUET TBLPROPERTIES ('k' = 'v')",
+                  "CREATE TABLE {db}.t LIKE {db}.src",
+                  "CREATE TABLE IF NOT EXISTS {db}.t LIKE {db}.src")),
+    Case("like_properties", ("CREATE TABLE {db}.src (a INT, b STRING) STORED AS ORC",
+                             "CREATE TABLE {db}.t LIKE {db}.src TBLPROPERTIES ('x' = 'y')",
+                             "CREATE TABLE {db}.t2 LIKE {db}.src LOCATION '{root}/t2' TBLPROPERTIES ('x' = 'z')")),
+    Case("like_stored_as", ("CREATE TABLE {db}.src (a INT, b STRING) STORED AS ORC",
+                            "CREATE TABLE {db}.t LIKE {db}.src STORED AS PARQUET",
+                            "CREATE TABLE {db}.t2 LIKE {db}.src ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS TEXTFILE")),
+    Case("like_using", ("CREATE TABLE {db}.src (a INT, p STRING) USING parquet PARTITIONED BY (p)",
+                        "CREATE TABLE {db}.t LIKE {db}.src",
+                        "CREATE TABLE {db}.t2 LIKE {db}.src USING orc")),
+    # ALTER TABLE
+    Case("add_columns", ("CREATE TABLE {db}.t (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET",
+                         "ALTER TABLE {db}.t ADD PARTITION (p = 'x')",
+                         "ALTER TABLE {db}.t ADD COLUMNS (b STRING COMMENT 'bee', c DOUBLE)")),
+    Case("add_columns_source", ("CREATE TABLE {db}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)",
+                                "ALTER TABLE {db}.t ADD COLUMNS (b STRING)")),
+    Case("spark_change_comment", ("CREATE TABLE {db}.t (a INT, b STRING) USING parquet",
+                                  "ALTER TABLE {db}.t ALTER COLUMN a COMMENT 'the a'",
+                                  "ALTER TABLE {db}.t CHANGE COLUMN b COMMENT 'the b'")),
+    Case("properties", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
+                        "ALTER TABLE {db}.t SET TBLPROPERTIES ('a' = '1', 'b' = '2', 'comment' = 'via property')",
+                        "ALTER TABLE {db}.t UNSET TBLPROPERTIES ('a')",
+                        "ALTER TABLE {db}.t UNSET TBLPROPERTIES IF EXISTS ('a', 'nope')")),
+    Case("rename", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
+                    "ALTER TABLE {db}.t RENAME TO {db}.t2")),
+    Case("rename_source", ("CREATE TABLE {db}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)",
+                           "ALTER TABLE {db}.t RENAME TO {db}.t2")),
+    Case("set_location", ("CREATE TABLE {db}.t (a INT) USING parquet",
+                          "ALTER TABLE {db}.t SET LOCATION '{root}/elsewhere'")),
+    Case("drop", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
+                  "DROP TABLE {db}.t",
+                  "DROP TABLE IF EXISTS {db}.t",
+                  "CREATE TABLE {db}.t (a INT) USING parquet",
+                  "DROP TABLE {db}.t PURGE")),
+]
+"""Statements both Spark and the catalog take: after each, the two metastores must agree."""
+
+REFUSED = [
+    # The catalog refuses these with a clear error rather than write something other than Spark's table.
+    "CREATE TABLE {db}.b (a INT, b STRING) USING parquet CLUSTERED BY (a) SORTED BY (b) INTO 4 BUCKETS",
+    "CREATE TABLE {db}.b (a INT, b STRING) CLUSTERED BY (a) INTO 4 BUCKETS STORED AS ORC",
+    "CREATE TABLE {db}.b (a INT, b STRING) SKEWED BY (a) ON (1, 2) STORED AS ORC",
+]
+
+
+@pytest.fixture(scope="module")
+def catalog_session(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Session]:
+    session = open_catalog(tmp_path_factory.mktemp("parity") / "home", metastore_uri)
+    session.run_one("SWITCH hive")
+    yield session
+    session.manager.close()
+
+
+def _sides(spark: Any, session: Session, tmp_path: Path) -> tuple[Side, Side]:
+    number = next(_numbers)
+    reference = Side("spark", f"sp{os.getpid()}c{number}", tmp_path / "spark", lambda text: spark.sql(text).collect())
+    tested = Side("catalog", f"ct{os.getpid()}c{number}", tmp_path / "catalog", session.run_one)
+    for side in (reference, tested):
+        side.run(f"CREATE DATABASE {side.database}")
+    return reference, tested
+
+
+def _drop(spark: Any, session: Session, reference: Side, tested: Side) -> None:
+    for side in (reference, tested):
+        for name in (side.database, side.database + "_x", side.database + "_n", side.database + "_s"):
+            spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_the_catalog_leaves_what_spark_leaves(case: Case, spark: Any, catalog_session: Session, admin: Any,
+                                              tmp_path: Path) -> None:
+    reference, tested = _sides(spark, catalog_session, tmp_path)
+    try:
+        found = run_both(case.statements, reference, tested, admin)
+        assert not found, "the catalog's metastore objects differ from Spark's:\n" + describe(found)
+    finally:
+        _drop(spark, catalog_session, reference, tested)
+
+
+@pytest.mark.parametrize("statement", REFUSED)
+def test_a_statement_the_catalog_cannot_carry_out_is_refused(statement: str, catalog_session: Session, admin: Any) -> None:
+    database = f"ct{os.getpid()}r{next(_numbers)}"
+    catalog_session.run_one(f"CREATE DATABASE {database}")
+    try:
+        with pytest.raises(HmsCatalogError, match="not supported"):
+            catalog_session.run_one(statement.replace("{db}", database))
+        assert admin.pool.call("get_all_tables", database) == []
+    finally:
+        catalog_session.run_one(f"DROP DATABASE {database} CASCADE")
