@@ -32,7 +32,7 @@ CASES = [
     # databases and namespaces
     Case("database", ("CREATE DATABASE {db}_x COMMENT 'scratch' WITH DBPROPERTIES ('team' = 'etl')",
                       "ALTER DATABASE {db}_x SET DBPROPERTIES ('stage' = 'test')",
-                      "DROP DATABASE {db}_x")),
+                      "DROP DATABASE {db}_x"), connector=True),
     Case("database_location", ("CREATE DATABASE IF NOT EXISTS {db}_x LOCATION '{root}/x.db'",
                                "CREATE DATABASE IF NOT EXISTS {db}_x",
                                "DROP DATABASE IF EXISTS {db}_x CASCADE")),
@@ -41,13 +41,13 @@ CASES = [
                        "ALTER NAMESPACE {db}_n SET DBPROPERTIES ('a' = '3')",
                        "CREATE TABLE {db}_n.t (id INT) STORED AS PARQUET",
                        "DROP NAMESPACE IF EXISTS {db}_n CASCADE",
-                       "DROP NAMESPACE IF EXISTS {db}_n RESTRICT")),
+                       "DROP NAMESPACE IF EXISTS {db}_n RESTRICT"), connector=True),
     Case("schema", ("CREATE SCHEMA {db}_s WITH DBPROPERTIES ('k' = 'v')", "DROP SCHEMA {db}_s RESTRICT")),
     # Hive tables in every storage format
     *(Case(f"stored_as_{fmt.lower()}", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) STORED AS {fmt}",))
       for fmt in ("TEXTFILE", "PARQUET", "ORC", "AVRO", "SEQUENCEFILE", "RCFILE")),
     Case("default_storage", ("CREATE TABLE {db}.t (id INT, name STRING)",)),
-    Case("delimited_every_clause", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) {_DELIMITED} STORED AS TEXTFILE",)),
+    Case("delimited_every_clause", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) {_DELIMITED} STORED AS TEXTFILE",), connector=True),
     Case("delimited_fields", ("CREATE TABLE {db}.t (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|'",)),
     Case("delimited_null", ("CREATE TABLE {db}.t (a INT) ROW FORMAT DELIMITED NULL DEFINED AS ''",)),
     Case("serde", ("CREATE TABLE {db}.t (a STRING, b STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
@@ -73,14 +73,15 @@ CASES = [
     Case("using_partitioned", ("CREATE TABLE {db}.t (id INT, name STRING, dt STRING, h INT) USING parquet PARTITIONED BY (dt, h) "
                                "COMMENT 'c' TBLPROPERTIES ('k' = 'v')",
                                "ALTER TABLE {db}.t ADD PARTITION (dt = 'a', h = 1)",
-                               "ALTER TABLE {db}.t DROP PARTITION (dt = 'a', h = 1)")),
-    Case("using_options", ("CREATE TABLE {db}.t (id INT, name STRING) USING csv OPTIONS (header 'true', sep '|')",)),
-    Case("using_location", ("CREATE TABLE {db}.t (id INT, dt STRING) USING orc PARTITIONED BY (dt) LOCATION '{root}/loc'",)),
+                               "ALTER TABLE {db}.t DROP PARTITION (dt = 'a', h = 1)"), connector=True),
+    Case("using_options", ("CREATE TABLE {db}.t (id INT, name STRING) USING csv OPTIONS (header 'true', sep '|')",), connector=True),
+    Case("using_location", ("CREATE TABLE {db}.t (id INT, dt STRING) USING orc PARTITIONED BY (dt) "
+                                                "LOCATION '{root}/loc'",), connector=True),
     Case("recover_partitions", ("CREATE TABLE {db}.t (id INT, dt STRING) USING parquet PARTITIONED BY (dt) LOCATION '{root}/r'",
                                 "ALTER TABLE {db}.t RECOVER PARTITIONS",
                                 "MSCK REPAIR TABLE {db}.t")),
     Case("default_partitioned", ("CREATE TABLE {db}.t (a INT, b STRING) PARTITIONED BY (p STRING, q INT)",
-                                 "ALTER TABLE {db}.t ADD PARTITION (p = 'x', q = 1)")),
+                                 "ALTER TABLE {db}.t ADD PARTITION (p = 'x', q = 1)"), connector=True),
     Case("using_typed_partitions", ("CREATE TABLE {db}.t (a INT) USING orc PARTITIONED BY (p STRING)",)),
     Case("using_long_schema", ("CREATE TABLE {db}.t (" + ", ".join(f"column_with_a_long_name_{i} STRUCT<a: INT, b: STRING>"
                                                                   for i in range(60)) + ") USING parquet",)),
@@ -104,25 +105,25 @@ CASES = [
                          "ALTER TABLE {db}.t ADD PARTITION (p = 'x')",
                          "ALTER TABLE {db}.t ADD COLUMNS (b STRING COMMENT 'bee', c DOUBLE)")),
     Case("add_columns_source", ("CREATE TABLE {db}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)",
-                                "ALTER TABLE {db}.t ADD COLUMNS (b STRING)")),
+                                "ALTER TABLE {db}.t ADD COLUMNS (b STRING)"), connector=True),
     Case("spark_change_comment", ("CREATE TABLE {db}.t (a INT, b STRING) USING parquet",
                                   "ALTER TABLE {db}.t ALTER COLUMN a COMMENT 'the a'",
-                                  "ALTER TABLE {db}.t CHANGE COLUMN b COMMENT 'the b'")),
+                                  "ALTER TABLE {db}.t CHANGE COLUMN b COMMENT 'the b'"), connector=True),
     Case("properties", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
                         "ALTER TABLE {db}.t SET TBLPROPERTIES ('a' = '1', 'b' = '2', 'comment' = 'via property')",
                         "ALTER TABLE {db}.t UNSET TBLPROPERTIES ('a')",
-                        "ALTER TABLE {db}.t UNSET TBLPROPERTIES IF EXISTS ('a', 'nope')")),
+                        "ALTER TABLE {db}.t UNSET TBLPROPERTIES IF EXISTS ('a', 'nope')"), connector=True),
     Case("rename", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
                     "ALTER TABLE {db}.t RENAME TO {db}.t2")),
     Case("rename_source", ("CREATE TABLE {db}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)",
-                           "ALTER TABLE {db}.t RENAME TO {db}.t2")),
+                           "ALTER TABLE {db}.t RENAME TO {db}.t2"), connector=True),
     Case("set_location", ("CREATE TABLE {db}.t (a INT) USING parquet",
-                          "ALTER TABLE {db}.t SET LOCATION '{root}/elsewhere'")),
+                          "ALTER TABLE {db}.t SET LOCATION '{root}/elsewhere'"), connector=True),
     Case("drop", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
                   "DROP TABLE {db}.t",
                   "DROP TABLE IF EXISTS {db}.t",
                   "CREATE TABLE {db}.t (a INT) USING parquet",
-                  "DROP TABLE {db}.t PURGE")),
+                  "DROP TABLE {db}.t PURGE"), connector=True),
 ]
 """Statements both Spark and the catalog take: after each, the two metastores must agree."""
 
@@ -155,6 +156,49 @@ def _drop(spark: Any, session: Session, reference: Side, tested: Side) -> None:
     for side in (reference, tested):
         for name in (side.database, side.database + "_x", side.database + "_n", side.database + "_s"):
             spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
+
+
+CONNECTOR_CASES = [case for case in CASES if case.connector]
+"""The subset Spark's v2 DDL also takes (it refuses CREATE TABLE LIKE and a partition's SET LOCATION on v2 tables)."""
+
+
+@pytest.fixture(scope="module")
+def connector(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, spark: Any) -> Iterator[str]:
+    """The service's catalog ``parity``, registered in the test session's Spark through the connector."""
+    from spark_connector import catalog_conf
+    from tests.support.service import served
+
+    with served(tmp_path_factory.mktemp("parity_service") / "home") as running:
+        client = running.client()
+        client.create_catalog("parity", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.close()
+        settings = catalog_conf("parity", running.url, running.token)
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        try:
+            yield "parity"
+        finally:
+            for key in settings:
+                spark.conf.unset(key)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CONNECTOR_CASES, ids=[case.name for case in CONNECTOR_CASES])
+def test_the_connector_leaves_what_spark_leaves(case: Case, spark: Any, connector: str, admin: Any, tmp_path: Path) -> None:
+    """The same statements through the Spark connector (Spark's v2 DDL, sent to the service) on a database of its own."""
+    number = next(_numbers)
+    reference = Side("spark", f"sp{os.getpid()}c{number}", tmp_path / "spark", lambda text: spark.sql(text).collect())
+    tested = Side("connector", f"cn{os.getpid()}c{number}", tmp_path / "connector", lambda text: spark.sql(text).collect(),
+                  prefix=f"{connector}.")
+    for side in (reference, tested):
+        side.run(f"CREATE DATABASE {side.prefix}{side.database}")
+    try:
+        found = run_both(case.statements, reference, tested, admin)
+        assert not found, "the connector's metastore objects differ from Spark's:\n" + describe(found)
+    finally:
+        for side in (reference, tested):
+            for name in (side.database, side.database + "_x", side.database + "_n", side.database + "_s"):
+                spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.{name} CASCADE")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

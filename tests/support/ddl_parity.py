@@ -58,6 +58,7 @@ class Side:
     database: str
     root: Path
     run: Callable[[str], Any]
+    prefix: str = ""  # how statements name the side's catalog (``conn.`` for the connector's), if at all
     replacements: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -68,7 +69,7 @@ class Side:
                              (self.database, "<db>")]
 
     def statement(self, template: str) -> str:
-        return template.replace("{db}", self.database).replace("{root}", self.root.as_uri())
+        return template.replace("{db}", self.prefix + self.database).replace("{root}", self.root.as_uri())
 
     def normalised(self, text: str) -> str:
         for old, new in self.replacements:
