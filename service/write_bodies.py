@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hms_catalog.write.commit import CommitRequest, WriteOutcome, WrittenFile
+from hms_catalog.write.request import CommitRequest, WriteOutcome, WrittenFile
 from service.bodies import Body
 from service.ddl_bodies import NewTable
 

@@ -23,7 +23,7 @@ from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.model import ExternalCatalog
 
-__all__ = ["DdlContext", "DdlOutcome", "Announce", "table_locked", "writes_of"]
+__all__ = ["DdlContext", "DdlOutcome", "Announce", "RecordedChanges", "table_locked", "writes_of"]
 
 Announce = Callable[[str | None, str | None], None]  # (database, table) changed: tell the other processes
 _Args = ParamSpec("_Args")
@@ -49,9 +49,22 @@ def writes_of(catalog: ExternalCatalog) -> MetastoreWrites:
 
 
 class RecordedChanges(list[tuple[ChangeKind, CatalogObject]]):
-    """The changes a statement made, and (once recorded) the version of the last: its answer's version."""
+    """The changes a statement made, and (once recorded) the version of the last: its answer's version.
+
+    :meth:`expect` says, from inside the block, which metastore events a call about to be made will cause
+    (a write knows how many partitions it adds only once it has read the table); like the events given to
+    :meth:`DdlContext.changing`, they are withdrawn if the block fails, so a stale expectation never
+    swallows a later event of another writer."""
 
     version: int | None = None
+
+    def __init__(self, expect: Callable[[str, str, str, int], None] = lambda *event: None) -> None:
+        super().__init__()
+        self._expect = expect
+
+    def expect(self, event_type: str, database: str, table: str, count: int = 1) -> None:
+        if count > 0:
+            self._expect(event_type, database, table, count)
 
 
 @dataclass
@@ -70,14 +83,14 @@ class DdlContext:
     @contextlib.contextmanager
     def changing(self, objects: Sequence[tuple[str, str]], *, events: Sequence[tuple[str, str, str, int]] = (),
                  invalidate: Callable[[], None] | None = None, source: ChangeSource = ChangeSource.DDL,
-                 ) -> Iterator[list[tuple[ChangeKind, CatalogObject]]]:
+                 ) -> Iterator[RecordedChanges]:
         """Lock ``objects``, expect ``events`` (type, database, table, count), run the block, drop caches in
         ``finally``, and on success record the changes the block appended to the yielded list (as ``source``:
         a DDL, or a write's commit)."""
         caches = self.catalog.caches
         with self.locks.hold(*objects):
             expected = [caches.self_events.expect(*event) for event in events]
-            changes = RecordedChanges()
+            changes = RecordedChanges(lambda *event: expected.append(caches.self_events.expect(*event)))
             succeeded = False
             try:
                 yield changes

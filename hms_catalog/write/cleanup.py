@@ -1,10 +1,11 @@
 """What crashed writes leave: staging folders of jobs no process runs any more.
 
-A staging folder is a dead job's when no live job of this catalog owns it, no commit marked it as holding
-committed files, and no location of the table points into it (a commit that crashed between its
-metastore calls and its mark). Such folders are deleted by the table's next write and by ALTER TABLE ..
-RECOVER PARTITIONS. Live jobs are those of this process: a job begun through another service process on
-the same table is not known here.
+A staging folder is a dead job's when no live job of this catalog owns it, no unfinished commit's undo log
+names it (those are undone or finished first), and no location of the table points into it (older
+releases pointed replaced partitions into staging folders and marked them committed).
+Such folders are deleted by the table's next write and by ALTER TABLE .. RECOVER PARTITIONS. Live jobs
+are those of this process: a job begun through another service process on the same table is not known
+here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ __all__ = ["remove_stale_staging"]
 
 
 def remove_stale_staging(catalog: ExternalCatalog, struct: ttypes.Table, root: str) -> list[str]:
-    """Delete the dead jobs' staging folders under ``root``; the folders deleted."""
+    """Delete the dead jobs' staging folders under ``root``; the folders deleted. The table's unfinished
+    commits are undone or finished first: what they set aside waits in their staging folders."""
+    catalog.write_jobs.finish_unfinished(catalog, (struct.dbName.lower(), struct.tableName.lower()))
     live = catalog.write_jobs.live(struct.dbName.lower(), struct.tableName.lower())
     candidates = [folder for folder in staging.stale_staging(root, live, ()) if not staging.committed(folder)]
     if not candidates:

@@ -1,220 +1,261 @@
 """A write's commit: the files a job wrote become the table's, whole or not at all, as one catalog event.
 
-The job's files wait in its staging folder. The commit, under the table's lock:
+The job's files wait in its hidden staging folder. The commit, under the table's lock:
 
 1. deletes what the job's failed task attempts left there (any file not in the committed list);
-2. works out, per partition written, whether it is new, appended to or replaced, and for an overwrite
-   which partitions it empties (a data source table's STATIC overwrite drops the matching partitions it
-   did not write);
-3. moves a new partition's folder to its place under the table (one rename), then makes the metastore
-   calls: ``add_partitions`` in batches for new partitions, one ``alter_partitions`` that points each
-   replaced partition at its folder in the staging folder and updates the statistics of every changed
-   one, ``drop_partitions`` for emptied ones; an unpartitioned table's overwrite is one ``alter_table``
-   to the new folder. If a call fails, the calls before it are undone and the job's files deleted: the
-   table is as it was;
-4. only then appends files to existing folders (a reader may see part of an append while it is moved in,
-   each file whole), waits :data:`RETAIN_OLD_SECONDS` and deletes the folders the swap left behind, and
-   answers.
+2. asks the write's mode (:mod:`hms_catalog.write.modes`) which existing partitions lose their rows, and
+   from that which partitions are added, replaced, appended to or dropped;
+3. puts the files in place, where Spark's own insert puts them: a new partition's folder is renamed to
+   ``<table>/k=v``; a replaced partition's folder (or an unpartitioned table's visible files) is set aside
+   into the staging folder and the job's folder renamed to its location; appended files are moved in;
+4. makes the metastore calls: ``add_partitions`` in batches, one ``alter_partitions`` with the statistics
+   of every changed partition, ``drop_partitions`` for dropped ones (an unpartitioned table: one
+   ``alter_table``);
+5. marks itself done, records the change, and only then, outside the table's lock, deletes what it set
+   aside and the staging folder.
 
-A reader that listed or planned before step 3 reads the old folders whole: they stay for
-:data:`RETAIN_OLD_SECONDS` after the swap, longer than a plan takes to start reading. One that plans
-after reads the new ones whole. When the write has answered, the old folders are gone.
+Each step of 3 and 4 is written to the commit's :class:`~hms_catalog.commits.undo.UndoLog` before it is
+taken: a step that fails undoes all before it, and a process killed at any point leaves a log that the
+next start (or the table's next write, or RECOVER) undoes, or, once marked done, finishes. So a table's
+location never changes and never names a hidden folder, as with Spark's own inserts; a reader that lists
+a partition while it is swapped may find it missing a moment, as with Spark's own overwrites, but never
+finds rows of two writes mixed in one partition.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.ddl.context import DdlContext
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, WriteConflictError
+from hms_catalog.commits.undo import UndoLog, encode_struct
+from hms_catalog.ddl.context import DdlContext, RecordedChanges
+from hms_catalog.errors import AlreadyExistsError, WriteConflictError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.write import staging
 from hms_catalog.write.jobs import WHOLE_TABLE, WriteJob
+from hms_catalog.write.modes import PartitionChanges, PartitionNames, WriteMode, write_mode
+from hms_catalog.write.request import (
+    CommitRequest,
+    WriteOutcome,
+    WrittenFile,
+    WrittenPartition,
+    drop_unlisted,
+    group_files,
+)
 from hms_catalog.write.statistics import appended_parameters, written_parameters
 from hms_catalog.write.target import write_target
 
-__all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "commit_write", "BATCH"]
+__all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "commit_write", "BATCH", "set_aside", "move_files_in"]
 
 BATCH = 1000  # partitions per add_partitions call
-RETAIN_OLD_SECONDS = 2.0  # how long replaced folders outlive the swap, for readers that listed them just before
-_MODES = ("append", "overwrite", "dynamic")
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    """One file a committed task wrote: its path under the staging folder (``k=v/part-...``), its
-    partition's values (None for NULL) and what the writer counted."""
-
-    path: str
-    values: tuple[str | None, ...] = ()
-    bytes: int = 0
-    rows: int = 0
-
-
-@dataclass(frozen=True)
-class CommitRequest:
-    """``mode``: append; overwrite (of what ``static`` names: every partition when empty); dynamic (of the
-    partitions written). A Hive table's overwrite replaces only the partitions written, whatever the mode,
-    as Spark overwrites a STORED AS table. A full static spec's partition is replaced even when the query
-    gives no rows: it is left present and empty, as Spark leaves its own."""
-
-    mode: str
-    files: tuple[WrittenFile, ...] = ()
-    static: dict[str, str | None] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.mode not in _MODES:
-            raise ConfigurationError(f"write mode must be one of {', '.join(_MODES)}, got '{self.mode}'")
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    message: str
-    version: int
-    files: int
-    rows: int
-    added: int = 0
-    replaced: int = 0
-    appended: int = 0
-    dropped: int = 0
-
-
-@dataclass
-class _Partition:
-    values: tuple[str | None, ...]
-    folder: str  # relative to the staging folder
-    files: list[WrittenFile] = field(default_factory=list)
+_drop_unlisted = drop_unlisted  # the name the Iceberg commit imports
+_groups = group_files
 
 
 def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
     database, name = job.database, job.table
     full = f"{ctx.catalog.name}.{database}.{name}"
-    with ctx.changing([(database, name)], events=(), source=ChangeSource.WRITE) as changes:
+    with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
+        ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
         struct = ctx.catalog.client.get_table(database, name)
         target = write_target(struct, full)
-        request = _drop_unlisted(job.staging, request)
-        if target.partition_keys:
-            counts, old = _commit_partitioned(ctx, job, struct, request)
-        else:
-            counts, old = _commit_unpartitioned(ctx, job, struct, request)
+        request = drop_unlisted(job.staging, request)
+        keys = [k.name.lower() for k in struct.partitionKeys or []]
+        mode = write_mode(request, keys, target.hive_table)
+        log = ctx.catalog.write_jobs.undo_log(job)
+        commit = _Commit(ctx, job, struct, mode, log, changes)
+        try:
+            counts = commit.partitioned(keys, request) if keys else commit.unpartitioned(request)
+            log.delete_later(job.staging)
+            log.mark_done()
+        except BaseException as error:
+            _undo(ctx, log, error)
+            raise
         changes.append((ChangeKind.CHANGED, CatalogObject.for_table(database, name)))
-    _delete_old(job.root, old)  # after the caches dropped the old plans and the change is recorded
+    log.mark_recorded()
+    log.finish()  # the irreversible deletes, last and outside the table's lock
     rows = sum(f.rows for f in request.files)
-    verb = "appended to" if request.mode == "append" else "overwrote"
     detail = ", ".join(f"{n} partition(s) {what}" for what, n in zip(("added", "replaced", "appended to", "dropped"), counts) if n)
-    message = f"{verb} {full}: {len(request.files)} file(s), {rows} row(s)" + (f"; {detail}" if detail else "")
+    message = f"{mode.verb} {full}: {len(request.files)} file(s), {rows} row(s)" + (f"; {detail}" if detail else "")
     return WriteOutcome(message, ctx.version_of(changes), len(request.files), rows, *counts)
 
 
-def _drop_unlisted(folder: str, request: CommitRequest) -> CommitRequest:
-    """Delete the files of failed or speculative task attempts (what is under the staging folder but not
-    listed); the request with each file's size as the folder has it."""
-    listed = {posixpath.normpath(f.path): f for f in request.files}
-    for relative in listed:
-        if relative.startswith(("/", "..")) or staging.is_hidden(relative):
-            raise ConfigurationError(f"written file '{relative}' is not a visible file under the job's staging folder")
-    present = staging.files_under(folder)
-    staging.delete_files(location for relative, (location, _) in present.items() if relative not in listed)
-    missing = sorted(set(listed) - set(present))
-    if missing:
-        raise ConfigurationError(f"{len(missing)} written file(s) are not in the job's staging folder {folder} "
-                                 f"(first: {missing[0]}): nothing was committed")
-    files = tuple(dataclasses.replace(f, path=relative, bytes=present[relative][1]) for relative, f in listed.items())
-    return dataclasses.replace(request, files=files)
-
-
-def _groups(keys: Sequence[str], files: Sequence[WrittenFile]) -> dict[str, _Partition]:
-    groups: dict[str, _Partition] = {}
-    for written in files:
-        if len(written.values) != len(keys):
-            raise ConfigurationError(f"written file '{written.path}' has {len(written.values)} partition value(s); "
-                                     f"the table has {len(keys)} partition column(s)")
-        name = make_partition_name(keys, list(written.values))
-        group = groups.setdefault(name, _Partition(written.values, posixpath.dirname(posixpath.normpath(written.path))))
-        group.files.append(written)
-    return groups
-
-
-def _static_values(keys: Sequence[str], static: dict[str, str | None]) -> list[str] | None:
-    """The static spec as get_partition_names_ps values ('' for a key left open), None when it names no key."""
-    given = {k.lower(): v for k, v in static.items()}
-    unknown = sorted(set(given) - set(keys))
-    if unknown:
-        raise ConfigurationError(f"'{unknown[0]}' is not a partition column (partition columns: {', '.join(keys)})")
-    if not given:
-        return None
-    return [(given[k] or DEFAULT_PARTITION) if k in given else "" for k in keys]
-
-
-_Counts = tuple[tuple[int, int, int, int], list[str]]  # (added, replaced, appended, dropped), folders to delete
-
-
-def _commit_partitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> _Counts:
-    database, name = job.database, job.table
-    keys = [k.name.lower() for k in struct.partitionKeys or []]
-    target = job.target
-    client = ctx.catalog.client
-    written = _groups(keys, request.files)
-    overwrite = request.mode != "append"
-    static = {k.lower(): v for k, v in request.static.items()} if overwrite else {}
-    if overwrite and static and set(static) == set(keys):
-        full_spec = tuple(static[k] for k in keys)
-        spec_name = make_partition_name(keys, list(full_spec))
-        written.setdefault(spec_name, _Partition(full_spec, spec_name))  # INSERT OVERWRITE .. PARTITION (all keys): present, even empty
-    existing = {make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in p.values]): p
-                for start in range(0, len(written), BATCH)
-                for p in client.get_partitions_by_names(database, name, sorted(written)[start : start + BATCH])}
-    dropped: list[str] = []
-    if overwrite and not target.hive_table and request.mode == "overwrite":
-        spec_values = _static_values(keys, static)
-        matching = client.get_partition_names(database, name) if spec_values is None else \
-            client.get_partition_names_ps(database, name, spec_values)
-        dropped = sorted(set(matching) - set(written))
-        for start in range(0, len(dropped), BATCH):
-            existing.update({make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in p.values]): p
-                             for p in client.get_partitions_by_names(database, name, dropped[start : start + BATCH])})
-    if overwrite:
-        _check_conflicts(ctx, job, set(written) | set(dropped))
-    new = {n: g for n, g in written.items() if n not in existing}
-    replaced = {n: g for n, g in written.items() if n in existing and overwrite}
-    appended = {n: g for n, g in written.items() if n in existing and not overwrite}
-    moved = _place_new(job, struct, new)
-    events = [("ADD_PARTITION", database, name, -(-len(new) // BATCH)), ("ALTER_PARTITION", database, name, len(replaced) + len(appended)),
-              ("DROP_PARTITION", database, name, len(dropped))]
-    expectations = [ctx.catalog.caches.self_events.expect(*event) for event in events if event[3]]
-    old_folders = [existing[n].sd.location for n in list(replaced) + dropped if existing.get(n) and existing[n].sd]
+def _undo(ctx: DdlContext, log: UndoLog, error: BaseException) -> None:
     try:
-        _swap(ctx, job, struct, keys, new, moved, replaced, appended, existing, dropped)
-    except BaseException:
-        for expectation in expectations:
-            ctx.catalog.caches.self_events.withdraw(expectation)
-        for location in moved.values():
-            staging.delete_folder(location)
-        raise
-    for n, group in appended.items():
-        location = existing[n].sd.location
-        for written_file in group.files:
-            staging.move(f"{job.staging}/{written_file.path}", _free_name(location, job, written_file))
-    if replaced or any(n not in moved for n in new):  # partitions now live in the staging folder
-        staging.mark_committed(job.staging)
+        log.undo(ctx.client)
+    except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
+        error.add_note(str(failure))
+
+
+def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
+    """Move what ``location`` holds into the job's staging folder (deleted once the commit is done): the
+    folder itself in one rename, or its visible entries one by one when it holds the staging folder (a
+    table's root)."""
+    if not staging.exists(location):
+        return
+    backup = f"{job.staging}/.replaced/{len(log.deletes)}"
+    log.delete_later(backup)
+    if staging.is_within(job.staging, location):
+        for child in staging.visible_children(location):
+            log.will_move(child, f"{backup}/{posixpath.basename(child.rstrip('/'))}")
     else:
-        staging.delete_folder(job.staging)
-    ctx.catalog.write_jobs.record(job, set(written) | set(dropped))
-    return (len(new), len(replaced), len(appended), len(dropped)), old_folders
+        log.will_move(location, backup)
 
 
-def _free_name(folder: str, job: WriteJob, written: WrittenFile) -> str:
-    """Where an appended file goes in ``folder``: its own name, or with the job's id before it if a file of
-    that name is there (a rename would replace it)."""
-    name = posixpath.basename(written.path)
-    target = f"{folder.rstrip('/')}/{name}"
-    return target if not staging.exists(target) else f"{folder.rstrip('/')}/{job.id}-{name}"
+def move_files_in(log: UndoLog, job: WriteJob, location: str, files: list[WrittenFile]) -> None:
+    """Move the job's ``files`` into the folder ``location``, each under its own name, or with the job's id
+    before it when a file of that name is there (a rename would replace it)."""
+    for written in files:
+        name = posixpath.basename(written.path)
+        target = f"{location.rstrip('/')}/{name}"
+        log.will_move(f"{job.staging}/{written.path}", target if not staging.exists(target) else f"{location.rstrip('/')}/{job.id}-{name}")
+
+
+@dataclass
+class _Commit:
+    ctx: DdlContext
+    job: WriteJob
+    struct: ttypes.Table
+    mode: WriteMode
+    log: UndoLog
+    changes: RecordedChanges
+
+    def partitioned(self, keys: list[str], request: CommitRequest) -> tuple[int, int, int, int]:
+        job, client = self.job, self.ctx.catalog.client
+        database, name = job.database, job.table
+        written = group_files(keys, request.files)
+        spec = self.mode.spec_partition(keys)
+        if spec is not None:
+            written.setdefault(spec.folder, spec)  # INSERT OVERWRITE .. PARTITION (all keys): present, even empty
+        existing = self._partitions(keys, sorted(written))
+        matched = self.mode.matching(PartitionNames(client, database, name), written, set(existing))
+        if self.mode.drops_unwritten():
+            existing.update(self._partitions(keys, sorted(matched - set(existing))))
+        if self.mode.replaces:
+            _check_conflicts(self.ctx, job, set(written) | matched)
+        plan = PartitionChanges.of(self.mode, written, existing, matched)
+        added, changed = self._new_structs(plan.new), self._changed_structs(plan, existing)
+        for group in plan.new.values():
+            self._place(f"{job.root}/{group.folder}", group, keep=not self.mode.replaces)
+        for n, group in plan.replaced.items():
+            self._place(changed[n].sd.location, group, keep=False)
+            if changed[n].sd.location != existing[n].sd.location:  # a folder an older release swapped in: deleted once done
+                self.log.delete_later(existing[n].sd.location)
+        for n, group in plan.appended.items():
+            move_files_in(self.log, job, existing[n].sd.location, group.files)
+        for n in plan.dropped:
+            set_aside(self.log, job, existing[n].sd.location)
+        self._metastore(added, changed, existing, plan.dropped)
+        self.ctx.catalog.write_jobs.record(job, set(written) | set(plan.dropped) if self.mode.replaces else set())
+        return len(plan.new), len(plan.replaced), len(plan.appended), len(plan.dropped)
+
+    def unpartitioned(self, request: CommitRequest) -> tuple[int, int, int, int]:
+        """An append moves the files in; an overwrite (any mode: the whole table matches) first sets aside
+        what the table's folder holds. A location that an older release pointed into a staging folder goes
+        back to the table's own folder, its files moved along by an append."""
+        job, struct = self.job, self.struct
+        location, root = struct.sd.location, job.root
+        files = list(request.files)
+        parameters = appended_parameters(struct, files)
+        if self.mode.replaces:
+            _check_conflicts(self.ctx, job, {WHOLE_TABLE})
+            parameters = written_parameters(struct.parameters or {}, files)
+            set_aside(self.log, job, root)
+        if staging.normalized(location) != staging.normalized(root):
+            if not self.mode.replaces:
+                for relative, (path, _) in staging.files_under(location).items():
+                    self.log.will_move(path, f"{root}/{job.id}-{relative.replace('/', '-')}")
+            self.log.delete_later(location)
+        move_files_in(self.log, job, root, files)
+        new = ttypes.Table(**{**struct.__dict__, "sd": _located(struct.sd, root), "parameters": parameters})
+        self.changes.expect("ALTER_TABLE", job.database, job.table, 1)
+        self.log.will("altered_table", database=job.database, table=job.table, old=encode_struct(struct))
+        self.ctx.client.alter_table(job.database, job.table, new, keep_statistics=True)
+        self.ctx.catalog.write_jobs.record(job, {WHOLE_TABLE} if self.mode.replaces else set())
+        return (0, 1, 0, 0) if self.mode.replaces else (0, 0, 1, 0)
+
+    def _partitions(self, keys: list[str], names: list[str]) -> dict[str, ttypes.Partition]:
+        client = self.ctx.catalog.client
+        return {make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in p.values]): p
+                for start in range(0, len(names), BATCH)
+                for p in client.get_partitions_by_names(self.job.database, self.job.table, names[start : start + BATCH])}
+
+    def _place(self, location: str, group: WrittenPartition, *, keep: bool) -> None:
+        """Make ``location`` hold the group's files: its folder renamed there (what was there set aside
+        first), or with ``keep`` (an append to a folder no partition listed) the files moved in."""
+        if keep and staging.exists(location):
+            move_files_in(self.log, self.job, location, group.files)
+            return
+        set_aside(self.log, self.job, location)
+        source = f"{self.job.staging}/{group.folder}"
+        if not group.files:
+            staging.make_folder(source)  # a full spec's partition that no row went to: present and empty
+        self.log.will_move(source, location)
+
+    def _new_structs(self, new: dict[str, WrittenPartition]) -> list[ttypes.Partition]:
+        struct, root = self.struct, self.job.root
+        parts = []
+        for group in new.values():
+            location = f"{root}/{group.folder}"
+            sd = _located(struct.sd, location)
+            values = [DEFAULT_PARTITION if v is None else v for v in group.values]
+            parameters = written_parameters({}, group.files)
+            if not self.mode.replaces and staging.exists(location):  # files of no partition stay, and count
+                parameters = appended_parameters(ttypes.Partition(parameters={}, sd=sd), group.files)
+            parts.append(ttypes.Partition(values=values, dbName=struct.dbName, tableName=struct.tableName, sd=sd, parameters=parameters))
+        return parts
+
+    def _changed_structs(self, plan: PartitionChanges, existing: dict[str, ttypes.Partition]) -> dict[str, ttypes.Partition]:
+        """The replaced partitions (statistics of the written files; a location in an older release's staging
+        folder back to ``<table>/k=v``) and the appended ones (statistics counted with what is there)."""
+        changed = {}
+        for n, group in plan.replaced.items():
+            old = existing[n]
+            location = old.sd.location
+            if staging.staging_ancestor(self.job.root, location) is not None:
+                location = f"{self.job.root}/{group.folder}"
+            changed[n] = ttypes.Partition(**{**old.__dict__, "sd": _located(old.sd, location),
+                                             "parameters": written_parameters(old.parameters or {}, group.files)})
+        for n, group in plan.appended.items():
+            old = existing[n]
+            changed[n] = ttypes.Partition(**{**old.__dict__, "parameters": appended_parameters(old, group.files)})
+        return changed
+
+    def _metastore(self, added: list[ttypes.Partition], changed: dict[str, ttypes.Partition], existing: dict[str, ttypes.Partition],
+                   dropped: list[str]) -> None:
+        """The metastore calls, each written to the log before it is made."""
+        job, client = self.job, self.ctx.client
+        database, name = job.database, job.table
+        keys = [k.name.lower() for k in self.struct.partitionKeys]
+        for start in range(0, len(added), BATCH):
+            batch = added[start : start + BATCH]
+            self.changes.expect("ADD_PARTITION", database, name, 1)
+            self.log.will("added_partitions", database=database, table=name, names=[make_partition_name(keys, p.values) for p in batch])
+            try:
+                client.add_partitions(batch)
+            except AlreadyExistsError as error:
+                self.log.forget_last()  # the partitions are another writer's: the undo must not drop them
+                raise WriteConflictError(f"write conflict on {self.ctx.catalog.name}.{database}.{name}: a partition this job adds "
+                                         f"was added by another writer since it began ({error}); nothing of this write was "
+                                         "applied (run it again)") from error
+        if changed:
+            self.changes.expect("ALTER_PARTITION", database, name, len(changed))
+            self.log.will("altered_partitions", database=database, table=name, old=[encode_struct(existing[n]) for n in changed])
+            client.alter_partitions(database, name, list(changed.values()), keep_statistics=True)
+        if dropped:
+            self.changes.expect("DROP_PARTITION", database, name, len(dropped))
+            self.log.will("dropped_partitions", database=database, table=name, old=[encode_struct(existing[n]) for n in dropped])
+            client.drop_partitions(database, name, dropped, delete_data=False, if_exists=True)
+
+
+def _located(sd: ttypes.StorageDescriptor, location: str) -> ttypes.StorageDescriptor:
+    """``sd`` at ``location`` (a data source table's ``path`` serde property too)."""
+    located = ttypes.StorageDescriptor(**{**sd.__dict__, "location": location})
+    if sd.serdeInfo is not None and "path" in (sd.serdeInfo.parameters or {}):
+        located.serdeInfo = ttypes.SerDeInfo(**{**sd.serdeInfo.__dict__, "parameters": {**sd.serdeInfo.parameters, "path": location}})
+    return located
 
 
 def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:
@@ -224,131 +265,3 @@ def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:
         raise WriteConflictError(f"write conflict on {ctx.catalog.name}.{job.database}.{job.table}: {shown} "
                                  f"{'was' if len(touched) == 1 else 'were'} written by job {other} since this job began; "
                                  "nothing of this write was applied (run it again)")
-
-
-def _place_new(job: WriteJob, struct: ttypes.Table, new: dict[str, _Partition]) -> dict[str, str]:
-    """Move each new partition's folder to ``<table>/k=v`` when nothing is there (one rename); the
-    locations moved to, by partition name. A folder already there (files no partition lists) is left
-    alone and the partition stays in the staging folder."""
-    moved: dict[str, str] = {}
-    for n, group in new.items():
-        source = f"{job.staging}/{group.folder}"
-        target = f"{job.root}/{group.folder}"
-        if group.files and not staging.exists(target):
-            staging.move(source, target)
-            moved[n] = target
-    return moved
-
-
-def _partition_location(job: WriteJob, group: _Partition, moved: dict[str, str], n: str) -> str:
-    location = moved.get(n, f"{job.staging}/{group.folder}")
-    if n not in moved:
-        staging.make_folder(location)
-    return location
-
-
-def _swap(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, keys: list[str], new: dict[str, _Partition],
-          moved: dict[str, str], replaced: dict[str, _Partition], appended: dict[str, _Partition],
-          existing: dict[str, ttypes.Partition], dropped: list[str]) -> None:
-    """The metastore calls, undone in reverse order when a later one fails."""
-    database, name = job.database, job.table
-    client = ctx.client
-    added: list[str] = []
-    try:
-        parts = []
-        for n, group in new.items():
-            location = _partition_location(job, group, moved, n)
-            sd = ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": location})
-            parts.append((n, ttypes.Partition(values=[DEFAULT_PARTITION if v is None else v for v in group.values], dbName=struct.dbName,
-                                              tableName=struct.tableName, sd=sd, parameters=written_parameters({}, group.files))))
-        for start in range(0, len(parts), BATCH):
-            batch = parts[start : start + BATCH]
-            try:
-                client.add_partitions([p for _, p in batch])
-            except AlreadyExistsError as error:
-                raise WriteConflictError(f"write conflict on {ctx.catalog.name}.{database}.{name}: a partition this job adds "
-                                         f"was added by another writer since it began ({error}); nothing of this write was "
-                                         "applied (run it again)") from error
-            added += [n for n, _ in batch]
-        changed = []
-        for n, group in replaced.items():
-            old = existing[n]
-            location = _partition_location(job, group, moved, n)
-            changed.append(ttypes.Partition(**{**old.__dict__, "sd": ttypes.StorageDescriptor(**{**old.sd.__dict__, "location": location}),
-                                               "parameters": written_parameters(old.parameters or {}, group.files)}))
-        for n, group in appended.items():
-            old = existing[n]
-            changed.append(ttypes.Partition(**{**old.__dict__, "parameters": appended_parameters(old, group.files)}))
-        client.alter_partitions(database, name, changed, keep_statistics=True)
-        try:
-            if dropped:
-                client.drop_partitions(database, name, dropped, delete_data=False, if_exists=True)
-        except BaseException:
-            client.add_partitions([existing[n] for n in dropped if n in existing], if_not_exists=True)
-            client.alter_partitions(database, name, [existing[n] for n in list(replaced) + list(appended)])
-            raise
-    except BaseException as error:
-        if added:
-            try:
-                client.drop_partitions(database, name, added, delete_data=False, if_exists=True)
-            except Exception as cleanup:  # noqa: BLE001 - reported with the error that made it necessary
-                error.add_note(f"dropping the {len(added)} partition(s) this commit added failed too ({cleanup}): "
-                               "drop them with ALTER TABLE .. DROP PARTITION")
-        raise
-
-
-def _commit_unpartitioned(ctx: DdlContext, job: WriteJob, struct: ttypes.Table, request: CommitRequest) -> _Counts:
-    database, name = job.database, job.table
-    location = job.target.location
-    if request.mode == "append":
-        parameters = appended_parameters(struct, request.files)
-        new_struct = ttypes.Table(**{**struct.__dict__, "parameters": parameters})
-        ctx.catalog.caches.self_events.expect("ALTER_TABLE", database, name, 1)
-        ctx.client.alter_table(database, name, new_struct, keep_statistics=True)
-        for written_file in request.files:
-            staging.move(f"{job.staging}/{written_file.path}", _free_name(location, job, written_file))
-        staging.delete_folder(job.staging)
-        ctx.catalog.write_jobs.record(job, set())
-        return (0, 0, 1, 0), []
-    _check_conflicts(ctx, job, {WHOLE_TABLE})
-    staging.make_folder(job.staging)
-    sd = ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": job.staging})
-    if sd.serdeInfo is not None and "path" in (sd.serdeInfo.parameters or {}):
-        sd.serdeInfo = ttypes.SerDeInfo(**{**sd.serdeInfo.__dict__, "parameters": {**sd.serdeInfo.parameters, "path": job.staging}})
-    new_struct = ttypes.Table(**{**struct.__dict__, "sd": sd, "parameters": written_parameters(struct.parameters or {}, request.files)})
-    expectation = ctx.catalog.caches.self_events.expect("ALTER_TABLE", database, name, 1)
-    try:
-        ctx.client.alter_table(database, name, new_struct, keep_statistics=True)
-    except BaseException:
-        ctx.catalog.caches.self_events.withdraw(expectation)
-        raise
-    staging.mark_committed(job.staging)
-    ctx.catalog.write_jobs.record(job, {WHOLE_TABLE})
-    return (0, 1, 0, 0), [location]
-
-
-def _delete_old(root: str, locations: Sequence[str]) -> None:
-    """Delete what the swap left: a folder under the table whole (its visible files only when it is the
-    table's root, which holds the staging folders), one elsewhere emptied of its visible files; then the
-    staging folders that no longer hold anything visible."""
-    if not locations:
-        return
-    time.sleep(RETAIN_OLD_SECONDS)
-    emptied = set()
-    for location in locations:
-        location = location.rstrip("/")
-        if staging.normalized(location) == staging.normalized(root):
-            for child in staging.visible_children(location):
-                staging.delete_any(child)
-        elif staging.is_within(location, root):
-            staging.delete_folder(location)
-            folder = staging.staging_ancestor(root, location)
-            if folder is not None:
-                emptied.add(folder)
-        else:
-            for child in staging.visible_children(location):
-                staging.delete_any(child)
-    for folder in emptied:
-        if not staging.files_under(folder):
-            staging.delete_folder(folder)
-

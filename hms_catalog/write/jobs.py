@@ -12,11 +12,18 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from hms_catalog.commits.recovery import finish_unfinished, process_folder
+from hms_catalog.commits.undo import UndoLog
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.errors import NotFoundError
 from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.write.target import WriteTarget
+
+if TYPE_CHECKING:
+    from hms_catalog.model import ExternalCatalog
 
 __all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE", "SILENT_SECONDS"]
 
@@ -45,9 +52,11 @@ class WriteJob:
 
 
 class WriteJobs:
-    """One catalog's live jobs and commit journal (thread-safe)."""
+    """One catalog's live jobs and commit journal (thread-safe), and where its commits keep their undo logs
+    (``commits``: the catalog's folder in the home; None keeps them in memory, as a catalog built in memory)."""
 
-    def __init__(self) -> None:
+    def __init__(self, commits: Path | None = None) -> None:
+        self.commits = commits
         self._lock = threading.Lock()
         self._jobs: dict[str, WriteJob] = {}
         self._sequence = 0
@@ -72,6 +81,18 @@ class WriteJobs:
         job = self.get(job_id)
         job.heard = time.monotonic()
         return job
+
+    def undo_log(self, job: WriteJob) -> UndoLog:
+        """A new undo log for ``job``'s commit."""
+        folder = process_folder(self.commits)
+        return UndoLog.begin(folder, job.id, job.database, job.table, job.staging)
+
+    def finish_unfinished(self, catalog: ExternalCatalog, table: tuple[str, str] | None = None) -> int:
+        """Undo or finish what killed processes' commits left (``table``'s only, when given), never a commit
+        this process is running."""
+        with self._lock:
+            running = set(self._jobs)
+        return finish_unfinished(catalog, self.commits, running, table)
 
     def end(self, job_id: str) -> None:
         with self._lock:

@@ -15,15 +15,19 @@ from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import table_struct
 from hms_catalog.ddl.tables import default_location
-from hms_catalog.errors import AlreadyExistsError, NotFoundError, UnsupportedTableError
+from hms_catalog.errors import AlreadyExistsError, NotFoundError
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.write import staging
 from hms_catalog.write.cleanup import remove_stale_staging
-from hms_catalog.write.iceberg import iceberg_target
+from hms_catalog.write.commit import commit_write
+from hms_catalog.write.create import commit_create
+from hms_catalog.write.iceberg import commit_iceberg, iceberg_target
+from hms_catalog.write.iceberg_create import begin_iceberg_create
 from hms_catalog.write.jobs import WriteJob
+from hms_catalog.write.request import CommitRequest, WriteOutcome
 from hms_catalog.write.target import write_target
 
-__all__ = ["begin_write", "begin_create", "abort_write"]
+__all__ = ["begin_write", "begin_create", "abort_write", "commit_job"]
 
 
 def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
@@ -44,8 +48,7 @@ def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob
     database, name = spec.database.lower(), spec.name.lower()
     full = f"{ctx.catalog.name}.{database}.{name}"
     if (spec.provider or "").lower() == "iceberg":
-        raise UnsupportedTableError(f"CREATE TABLE {full} AS SELECT with USING iceberg is not supported yet: create the table, "
-                                    "then write it with pyiceberg")
+        return begin_iceberg_create(ctx, dataclasses.replace(spec, database=database, name=name), replace=replace)
     location = spec.location or default_location(ctx, database, name)
     try:
         existing = ctx.catalog.client.get_table(database, name)
@@ -59,6 +62,19 @@ def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob
     target = write_target(struct, full)
     root = location.rstrip("/")
     return ctx.catalog.write_jobs.begin(database, name, root, target, create=spec, replace=replace)
+
+
+def commit_job(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
+    """Commit ``job`` with the commit of its kind (CREATE TABLE AS, an Iceberg table's snapshot, a Hive or
+    data source table's files); the job ends either way, and a failed commit's files are deleted."""
+    commit = commit_iceberg if job.target.iceberg else commit_create if job.create is not None else commit_write
+    try:
+        outcome = commit(ctx, job, request)
+    except BaseException:
+        abort_write(ctx, job)
+        raise
+    ctx.catalog.write_jobs.end(job.id)
+    return outcome
 
 
 def abort_write(ctx: DdlContext, job: WriteJob) -> None:

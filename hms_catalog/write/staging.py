@@ -2,8 +2,10 @@
 
 Each job writes under ``<table root>/.hms-staging-<job id>/`` (``k=v/...`` folders as Hive lays them out).
 The leading dot hides the folder from every listing of the table, this project's and Hadoop's and
-Spark's. A replaced partition is pointed at its folder in there, so such a folder stays for as long as
-it holds a current location; the table's root is its location with any staging folder taken off.
+Spark's. A commit renames the job's folders and files out of it to the table's own locations, and sets
+aside what it replaces into it until it is done. (Older releases pointed replaced partitions into a
+staging folder and marked it committed: the table's root is its location with any staging folder taken
+off, and a write moves such a location back to the table's own folder.)
 Locations are Hadoop paths: nothing here percent-decodes them (see :mod:`hms_catalog.formats._paths`).
 """
 
@@ -19,8 +21,9 @@ import pyarrow.fs as pafs
 
 from hms_catalog.formats._paths import is_hidden, join_location, normalize_location, resolve
 
-__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder", "mark_committed", "committed",
-           "delete_any", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
+__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder", "committed",
+           "delete_any",
+           "is_empty_folder", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
            "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
 
 STAGING_PREFIX = ".hms-staging-"
@@ -95,15 +98,9 @@ def make_folder(location: str) -> None:
     filesystem.create_dir(path, recursive=True)
 
 
-_COMMITTED = "_committed"  # hidden: a staging folder some current location points into
 
 
-def mark_committed(location: str) -> None:
-    """Say that the folder holds committed files, so no later write takes it for a crashed job's."""
-    if exists(location):
-        filesystem, path = resolve(location)
-        with filesystem.open_output_stream(f"{path.rstrip('/')}/{_COMMITTED}") as out:
-            out.write(b"")
+_COMMITTED = "_committed"  # hidden: a staging folder an older release pointed a current location into
 
 
 def committed(location: str) -> bool:
@@ -123,6 +120,14 @@ def delete_any(location: str) -> None:
 def exists(location: str) -> bool:
     filesystem, path = resolve(location)
     return filesystem.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def is_empty_folder(location: str) -> bool:
+    """Whether ``location`` is a folder with nothing in it (hidden entries count)."""
+    filesystem, path = resolve(location)
+    if filesystem.get_file_info(path).type != pafs.FileType.Directory:
+        return False
+    return not filesystem.get_file_info(pafs.FileSelector(path, recursive=False))
 
 
 def move(source: str, target: str) -> None:

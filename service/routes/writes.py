@@ -21,10 +21,7 @@ from fastapi import APIRouter, Request
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.execution.ddl_commands import ddl_context
 from hms_catalog.model import ExternalCatalog
-from hms_catalog.write.commit import commit_write
-from hms_catalog.write.create import commit_create
-from hms_catalog.write.iceberg import commit_iceberg
-from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write
+from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write, commit_job
 from service.access import Access
 from service.ddl_bodies import DdlAnswer
 from service.routes._common import Who, rest_statement
@@ -67,14 +64,7 @@ def router(state: ServiceState) -> APIRouter:
         shown = f"POST {request.url.path} (mode {body.mode}, {len(body.files)} file(s))"
         with state.audit.recording(who.name, live.name, shown, lambda: live.versions.current):
             who.check(Access.WRITE, live.name, "a write's commit")
-            running = live.write_jobs.get(job)
-            try:
-                commit = commit_create if running.create is not None else commit_iceberg if running.target.iceberg else commit_write
-                outcome = commit(ctx, running, body.request())
-            except BaseException:
-                abort_write(ctx, running)
-                raise
-            live.write_jobs.end(running.id)
+            outcome = commit_job(ctx, live.write_jobs.get(job), body.request())
         return CommitAnswer.of(outcome)
 
     @routes.post(JOB + "/alive")

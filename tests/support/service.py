@@ -30,7 +30,7 @@ import pytest
 
 from hms_catalog.remote import CatalogServiceClient
 
-__all__ = ["ANNOUNCED", "Answer", "STOP_TIMEOUT", "Server", "send", "served"]
+__all__ = ["ANNOUNCED", "Answer", "STOP_TIMEOUT", "Server", "killable", "send", "served"]
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -208,6 +208,34 @@ def served(home: Path, *extra: str, home_after_serve: bool = False, cafile: str 
         socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
     assert "Traceback" not in server.stderr(), server.stderr()
     assert server.stderr().rstrip().endswith("hms-catalog service stopped"), server.stderr()
+
+
+@contextlib.contextmanager
+def killable(home: Path, *extra: str) -> Iterator[Server]:
+    """``hms-catalog serve`` on ``home`` for a test that kills it (``server.process.kill()``): on exit it is
+    killed if it still runs, and nothing about how it stopped is checked."""
+    command = [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0", *extra]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=drain, name=f"serve-{process.pid}-stderr", daemon=True)
+    reader.start()
+    try:
+        yield _started(process, lines, reader, home, None)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        reader.join(timeout=5)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def _started(process: subprocess.Popen[str], lines: queue.Queue[str | None], reader: threading.Thread, home: Path,

@@ -1,0 +1,93 @@
+"""Commits a killed process left unfinished: undone, or finished when they were marked done.
+
+Every process keeps its commits' undo logs in a folder of its own, ``<catalog commits>/<pid>/`` (the
+catalog's commit folder is ``<home>/commits/<catalog id>/``), so that processes sharing a home (two
+``serve`` replicas, a notebook) never touch a commit another one is making. A folder whose process is
+gone is taken over by the next that looks: at a service's start, before a table's next write, and by
+RECOVER PARTITIONS, always before the staging folders of dead jobs are deleted (an unfinished commit's
+set-aside files live there).
+
+A log marked done has its deletes taken, and its change recorded when the process died before recording
+it; any other is undone step by step, newest first. Either way the table's caches are dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.commits.undo import UndoLog
+from hms_catalog.write import staging
+
+if TYPE_CHECKING:
+    from hms_catalog.model import ExternalCatalog
+
+__all__ = ["process_folder", "finish_unfinished"]
+
+_log = logging.getLogger(__name__)
+
+
+def process_folder(root: Path | None) -> Path | None:
+    """This process's folder of undo logs under a catalog's commit folder."""
+    return None if root is None else root / str(os.getpid())
+
+
+def finish_unfinished(catalog: ExternalCatalog, root: Path | None, running: set[str],
+                      table: tuple[str, str] | None = None) -> int:
+    """Finish or undo the unfinished commits under ``root`` (only ``table``'s when given), leaving this
+    process's ``running`` jobs alone; how many there were."""
+    from hms_catalog.ddl.context import writes_of
+
+    count = 0
+    for log in _unfinished(root, running):
+        database, name = log.table
+        if table is not None and (database, name) != table:
+            continue
+        with catalog.ddl_locks.hold((database, name)):
+            try:
+                if log.done:
+                    log.finish()
+                else:
+                    _log.warning("undoing the unfinished commit %s of %s.%s.%s", log.path, catalog.name, database, name)
+                    log.undo(writes_of(catalog))
+                    if log.staging:
+                        staging.delete_folder(log.staging)  # the dead job's files, and what it had set aside (moved back)
+            finally:
+                catalog.caches.invalidate_table(database, name)
+            if log.done and not log.recorded:
+                catalog.caches.versions.record(ChangeKind.CHANGED, CatalogObject.for_table(database, name), ChangeSource.WRITE)
+        count += 1
+    return count
+
+
+def _unfinished(root: Path | None, running: set[str]) -> Iterator[UndoLog]:
+    if root is None or not root.is_dir():
+        return
+    own = str(os.getpid())
+    for folder in sorted(root.iterdir()):
+        if not folder.is_dir() or (folder.name != own and _alive(folder.name)):
+            continue
+        for path in sorted(folder.glob("*.jsonl")):
+            if folder.name == own and path.stem in running:
+                continue
+            yield UndoLog.load(path)
+        if folder.name != own:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # empty once its logs are done
+
+
+def _alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

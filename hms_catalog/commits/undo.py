@@ -1,0 +1,221 @@
+"""A commit's steps and how to undo each, written down before the step is taken, so that a commit that
+fails, or a process killed in the middle of one, leaves the table as it was (or, once the commit was
+recorded as done, as it became).
+
+The shape is Trino's ``SemiTransactionalHiveMetastore``: a commit collects reversible steps (renames,
+partitions added, altered or dropped, a table altered, created or dropped), then marks itself done, and
+only then takes the irreversible ones (deleting what the commit replaced). Each step is appended to the
+log *before* it is taken: a step that may or may not have happened when the process died is undone
+anyway, so every undo is idempotent (a rename back only when the target is there and the source is not,
+``if_exists`` drops, ``if_not_exists`` adds, a restore of the old definition).
+
+The log is a JSON file in the process's commit folder (see :mod:`hms_catalog.commits.recovery`), replaced
+atomically at each step. Without a folder (a catalog built in memory) it is kept in memory only: a
+failure is still undone, a killed process's commit is not.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolFactory
+from thrift.TSerialization import deserialize, serialize
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.client.writes import MetastoreWrites
+from hms_catalog.errors import NotFoundError
+from hms_catalog.write import staging
+
+__all__ = ["UndoLog", "encode_struct", "decode_struct"]
+
+_PROTOCOL = TBinaryProtocolFactory()
+
+
+def encode_struct(struct: Any) -> str:
+    """A metastore struct as text the log can hold (thrift's binary encoding, base64)."""
+    return base64.b64encode(serialize(struct, _PROTOCOL)).decode("ascii")
+
+
+def decode_struct(text: str, kind: type) -> Any:
+    return deserialize(kind(), base64.b64decode(text), _PROTOCOL)
+
+
+@dataclass
+class UndoLog:
+    """One commit's log: a JSON-lines file, one line a step, appended and synced before the step is taken
+    (a line cut short by a crash was not taken). Renames are written down in batches, one line for all the
+    renames of one phase, so a commit of thousands of partitions costs a handful of syncs. ``path`` None
+    keeps the log in memory only."""
+
+    path: Path | None
+    table: tuple[str, str]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+    deletes: list[str] = field(default_factory=list)  # taken after the commit is done, in this order
+    recorded: bool = False  # the change is in the catalog's log (a restart that finishes the commit records it otherwise)
+    staging: str = ""  # the job's staging folder: deleted with what it holds once a killed process's commit is undone
+    _moves: list[tuple[str, str]] = field(default_factory=list)  # renames written down with the next step
+
+    @classmethod
+    def begin(cls, folder: Path | None, job: str, database: str, table: str, staging: str = "") -> UndoLog:
+        log = cls(None if folder is None else folder / f"{job}.jsonl", (database, table), staging=staging)
+        log._append({"table": [database, table], "staging": staging})
+        return log
+
+    def will_move(self, source: str, target: str) -> None:
+        """Rename ``source`` to ``target`` (a file or a folder) with the next step written down, or at
+        :meth:`move_now`; renames keep their order."""
+        self._moves.append((source, target))
+
+    def move_now(self) -> None:
+        """Write down the renames asked for so far, in one line, then take them in order."""
+        if not self._moves:
+            return
+        moves, self._moves = self._moves, []
+        self._step({"op": "moved", "moves": [list(pair) for pair in moves]})
+        for source, target in moves:
+            staging.move(source, target)
+
+    def will(self, op: str, **step: Any) -> None:
+        """Write down a step about to be taken (undone on failure whether or not it was taken)."""
+        self.move_now()
+        self._step({"op": op, **step})
+
+    def forget_last(self) -> None:
+        """The last step written down was not taken and must not be undone (it failed without effect)."""
+        self.steps.pop()
+        self._append({"forget": True})
+
+    def delete_later(self, location: str) -> None:
+        """Delete ``location`` once the commit is done."""
+        self.deletes.append(location)
+
+    def mark_done(self) -> None:
+        """The commit is whole: from here a restart finishes it (its deletes) instead of undoing it."""
+        self.move_now()
+        self.done = True
+        self._append({"done": True, "deletes": self.deletes})
+
+    def mark_recorded(self) -> None:
+        self.recorded = True
+        self._append({"recorded": True})
+
+    def undo(self, client: MetastoreWrites) -> None:
+        """Undo every step written down, newest first; the log is removed once all were undone."""
+        self._moves = []
+        failures: list[str] = []
+        for step in reversed(self.steps):
+            try:
+                _UNDO[step["op"]](client, step)
+            except Exception as error:  # noqa: BLE001 - every step is tried; the failures are raised together
+                failures.append(f"{step['op']}: {error}")
+        if failures:
+            raise RuntimeError(f"undoing a commit of {'.'.join(self.table)} failed at {len(failures)} step(s) "
+                               f"(first: {failures[0]}); the log {self.path} is kept and is tried again at the next start")
+        self.remove()
+
+    def finish(self) -> None:
+        """Take the deletes of a commit that is done; the log is removed once they are."""
+        for location in self.deletes:
+            staging.delete_any(location)
+        self.remove()
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    def _step(self, step: dict[str, Any]) -> None:
+        self.steps.append(step)
+        self._append(step)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    @classmethod
+    def load(cls, path: Path) -> UndoLog:
+        """The log as a killed process left it; a last line cut short is a step that was not taken."""
+        records = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+        header: dict[str, Any] = records[0] if records else {"table": ["", ""]}
+        log = cls(path, (header["table"][0], header["table"][1]), staging=header.get("staging", ""))
+        for record in records[1:]:
+            if "op" in record:
+                log.steps.append(record)
+            elif record.get("forget"):
+                log.steps.pop()
+            elif record.get("done"):
+                log.done, log.deletes = True, list(record["deletes"])
+            elif record.get("recorded"):
+                log.recorded = True
+        return log
+
+
+def _moved(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    """Rename back, newest first, each that was taken. An empty folder where a source was is taken away
+    first: the metastore makes a partition's folder when a partition whose folder is missing is added (a
+    later step's undo re-adds a dropped partition before this one moves its files back)."""
+    for source, target in reversed(step["moves"]):
+        if not staging.exists(target):
+            continue
+        if staging.exists(source):
+            if not staging.is_empty_folder(source):
+                continue
+            staging.delete_folder(source)
+        staging.move(target, source)
+
+
+def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    client.drop_partitions(step["database"], step["table"], step["names"], delete_data=False, if_exists=True)
+
+
+def _altered_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    old = [decode_struct(text, ttypes.Partition) for text in step["old"]]
+    client.alter_partitions(step["database"], step["table"], old, keep_statistics=True)
+
+
+def _dropped_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    client.add_partitions([decode_struct(text, ttypes.Partition) for text in step["old"]], if_not_exists=True)
+
+
+def _altered_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    client.alter_table(step["database"], step["table"], decode_struct(step["old"], ttypes.Table), keep_statistics=True)
+
+
+def _created_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    with contextlib.suppress(NotFoundError):
+        client.drop_table(step["database"], step["table"], delete_data=False)
+
+
+def _dropped_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    from hms_catalog.errors import AlreadyExistsError
+
+    with contextlib.suppress(AlreadyExistsError):
+        client.create_table(decode_struct(step["old"], ttypes.Table))
+    partitions = [decode_struct(text, ttypes.Partition) for text in step.get("partitions", [])]
+    for start in range(0, len(partitions), 1000):
+        client.add_partitions(partitions[start : start + 1000], if_not_exists=True)
+
+
+_UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {
+    "moved": _moved, "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
+    "dropped_partitions": _dropped_partitions, "altered_table": _altered_table, "created_table": _created_table,
+    "dropped_table": _dropped_table,
+}

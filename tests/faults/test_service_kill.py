@@ -1,0 +1,155 @@
+"""kill -9 of the service in the middle of a write's commit: after a restart the table reads as before or as
+after the write, never half; no staging folder or orphan file is left; the change log records a write
+exactly when the metastore holds it.
+
+Each run overwrites a data source table of 1,100 partitions (STATIC, no spec) with a set that shares half
+of its partitions with the one before, so one commit adds 550 partitions (the batches), replaces 550 and
+drops 550; the service is killed at a random moment of that commit and started again on the same home.
+KILL_RUNS (3 in the suite) sets the number of runs, KILL_SEED the random seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.support.hms import Admin
+from tests.support.service import Server, killable
+
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
+
+PARTITIONS = 1100
+TABLE = {"name": "wide", "columns": [{"name": "id", "type": "int"}, {"name": "gen", "type": "int"}],
+         "partition_columns": [{"name": "p", "type": "int"}], "provider": "parquet"}
+
+
+def _path(location: str) -> Path:
+    return Path(urlsplit(location).path)
+
+
+def _names(generation: int) -> list[int]:
+    """Generation g's partitions: shares half with g - 1's."""
+    return [(generation * PARTITIONS // 2 + i) % (PARTITIONS * 2) for i in range(PARTITIONS)]
+
+
+def _write(server: Server, table: str, generation: int) -> tuple[str, dict[str, Any]]:
+    """A job's files (2 rows a partition, the generation in each row) and its commit body."""
+    begun = server.request("POST", table + "/writes", {})
+    assert begun.status == 200, begun
+    job = begun.json()
+    files = []
+    for p in _names(generation):
+        relative = f"p={p}/part-00000-{uuid.uuid4().hex}.c000.parquet"
+        target = _path(job["staging"]) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"id": pa.array([p, p], pa.int32()), "gen": pa.array([generation] * 2, pa.int32())}), target)
+        files.append({"path": relative, "values": [str(p)], "rows": 2, "bytes": target.stat().st_size})
+    return job["job"], {"mode": "overwrite", "static": {}, "files": files}
+
+
+def _state(admin: Admin, database: str) -> dict[int, set[int]]:
+    """Each partition's generations, read from its location's visible files as Spark's reader lists them."""
+    state = {}
+    for partition in admin.pool.call("get_partitions", database, "wide", -1):
+        folder = _path(partition.sd.location)
+        assert folder.is_dir(), f"{folder} of partition {partition.values} does not exist"
+        tables = [pq.read_table(f) for f in folder.iterdir() if not f.name.startswith((".", "_"))]
+        assert sum(t.num_rows for t in tables) == 2, (partition.values, [f.name for f in folder.iterdir()])
+        state[int(partition.values[0])] = {g for t in tables for g in t.column("gen").to_pylist()}
+    return state
+
+
+def _send(server: Server, path: str, body: dict[str, Any], answers: list[int]) -> None:
+    """A commit whose answer may never come (the service is killed under it)."""
+    with contextlib.suppress(OSError):
+        answers.append(server.request("POST", path, body).status)
+
+
+def _kill_point(home: Path, server: Server, job: str, sender: threading.Thread, chance: random.Random, took: float) -> str:
+    """Wait for a random point of the commit: once its undo log has k lines (k from 0, before the commit
+    began, to 7, after it was done and recorded), then a random fraction of a second more."""
+    steps = chance.randint(0, 7)
+    deadline = time.monotonic() + took * 2 + 5
+    written = 0
+    while steps and sender.is_alive() and time.monotonic() < deadline:
+        logs = list(home.glob(f"commits/*/{server.process.pid}/{job}.jsonl"))
+        written = len(logs[0].read_text().splitlines()) if logs else written
+        if written >= steps:
+            break
+        time.sleep(0.005)
+    pause = chance.uniform(0.0, 0.5)
+    time.sleep(pause)
+    return f"at log line {written} (waited for {steps}) + {pause:.2f} s"
+
+
+def _writes_logged(server: Server, database: str) -> int:
+    client = server.client()
+    try:
+        result = client.statement("SHOW CHANGES FROM hive")
+    finally:
+        client.close()
+    rows = [dict(zip(result["columns"], row)) for row in result["rows"]]
+    return sum(1 for row in rows if row["Source"] == "write" and f"{database}.wide" in str(row["Object"]))
+
+
+def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(tmp_path: Path, metastore_uri: str,
+                                                                                admin: Admin, unique_name: str) -> None:
+    home = tmp_path / "home"
+    table = f"/v1/catalogs/hive/databases/{unique_name}/tables/wide"
+    chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
+    with killable(home) as server:
+        client = server.client()
+        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.close()
+        assert server.request("POST", "/v1/catalogs/hive/databases", {"name": unique_name}).status == 200
+        assert server.request("POST", f"/v1/catalogs/hive/databases/{unique_name}/tables", TABLE).status == 200
+        for generation in (0, 1):  # the second commit is the shape of those killed: adds, replaces and drops
+            job, body = _write(server, table, generation)
+            started = time.monotonic()
+            answer = server.request("POST", f"/v1/catalogs/hive/writes/{job}/commit", body)
+            assert answer.status == 200, answer
+            took = time.monotonic() - started
+    generation, logged = 1, 2
+    root = _path(admin.pool.call("get_table", unique_name, "wide").sd.location)
+    outcomes = []
+    for run in range(int(os.environ.get("KILL_RUNS", "3"))):
+        next_generation = generation + 1
+        with killable(home) as server:
+            assert _writes_logged(server, unique_name) == logged
+            job, body = _write(server, table, next_generation)
+            answers: list[int] = []
+            sender = threading.Thread(target=_send, args=(server, f"/v1/catalogs/hive/writes/{job}/commit", body, answers), daemon=True)
+            sender.start()
+            pause = _kill_point(home, server, job, sender, chance, took)
+            server.process.kill()
+            sender.join(timeout=30)
+        with killable(home) as server:  # the restart undoes or finishes the commit before it serves
+            state = _state(admin, unique_name)
+            after = set(state) == set(_names(next_generation)) and all(g == {next_generation} for g in state.values())
+            before = set(state) == set(_names(generation)) and all(g == {generation} for g in state.values())
+            assert after or before, f"run {run}: a table half written: {sorted((p, sorted(g)) for p, g in state.items())[:10]}"
+            outcomes.append(f"{'after' if after else 'before'} (killed {pause})")
+            assert after or answers != [200], f"run {run}: the commit answered 200, yet the table is as before"
+            if after:
+                generation, logged = next_generation, logged + 1
+            assert _writes_logged(server, unique_name) == logged, f"run {run} ({outcomes[-1]})"
+            # A job killed before its commit began leaves files no log names: RECOVER deletes them
+            assert server.request("POST", table + "/partitions/recover", {"add": True, "drop": True}).status == 200
+            assert _state(admin, unique_name) == state
+            staged = [p for p in root.iterdir() if p.name.startswith(".hms-staging-")]
+            assert staged == [], f"run {run}: staging folders left: {staged}"
+            current = {_path(p.sd.location) for p in admin.pool.call("get_partitions", unique_name, "wide", -1)}
+            orphans = [f for f in root.rglob("*") if f.is_file() and f.parent not in current]
+            assert orphans == [], f"run {run}: files outside every partition: {orphans[:5]}"
+    print(f"kill -9 runs: {outcomes}")

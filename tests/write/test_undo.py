@@ -1,0 +1,123 @@
+"""The undo log of a commit (pure logic over real folders; the metastore's part through a recording stand-in,
+the real metastore's in tests/faults/test_service_kill.py): what is written down before a step, what a
+restart undoes or finishes, and what a log cut short by a crash means."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits.undo import UndoLog, decode_struct, encode_struct
+from hms_catalog.write.modes import Append, DynamicOverwrite, OverwriteByFilter, PartitionChanges, PartitionNames
+from hms_catalog.write.request import WrittenPartition
+
+
+class Recorder:
+    """The metastore write calls an undo makes, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self.calls.append((name, args))
+
+
+def _folder(path: Path, *files: str) -> Path:
+    path.mkdir(parents=True)
+    for name in files:
+        (path / name).write_text(name)
+    return path
+
+
+def test_a_failed_commit_is_undone_newest_first_and_its_log_removed(tmp_path: Path) -> None:
+    old = _folder(tmp_path / "t" / "dt=a", "old-1")
+    new = _folder(tmp_path / "t" / ".hms-staging-1" / "dt=a", "new-1")
+    backup = tmp_path / "t" / ".hms-staging-1" / ".replaced" / "0"
+    log = UndoLog.begin(tmp_path / "logs", "job1", "db", "t")
+    log.will_move(str(old), str(backup))
+    log.will_move(str(new), str(old))
+    partition = ttypes.Partition(values=["a"], dbName="db", tableName="t", parameters={"numFiles": "1"})
+    log.will("altered_partitions", database="db", table="t", old=[encode_struct(partition)])
+    assert (old / "new-1").exists() and (backup / "old-1").exists()  # the renames were taken with the step
+    recorder = Recorder()
+    log.undo(recorder)  # type: ignore[arg-type]
+    assert (old / "old-1").exists() and not (old / "new-1").exists() and (new / "new-1").exists()
+    assert [name for name, _ in recorder.calls] == ["alter_partitions"]
+    assert decode_struct(encode_struct(partition), ttypes.Partition) == partition
+    assert not (tmp_path / "logs" / "job1.jsonl").exists()
+
+
+def test_a_log_cut_short_is_what_was_taken_and_a_done_one_is_finished_not_undone(tmp_path: Path) -> None:
+    source = _folder(tmp_path / "s", "f")
+    log = UndoLog.begin(tmp_path / "logs", "job2", "db", "t", staging=str(tmp_path / "s"))
+    log.will("added_partitions", database="db", table="t", names=["dt=a"])
+    cut = tmp_path / "cut.jsonl"  # as a process that died while writing the next step down left it
+    cut.write_text((tmp_path / "logs" / "job2.jsonl").read_text() + '{"op": "moved", "moves": [["/x", ')
+    loaded = UndoLog.load(cut)
+    assert [step["op"] for step in loaded.steps] == ["added_partitions"] and not loaded.done
+    assert loaded.staging == str(source)
+    log.delete_later(str(source))
+    log.mark_done()
+    done = UndoLog.load(tmp_path / "logs" / "job2.jsonl")
+    assert done.done and done.deletes == [str(source)] and not done.recorded
+    done.finish()
+    assert not source.exists() and not (tmp_path / "logs" / "job2.jsonl").exists()
+
+
+def test_an_undone_rename_takes_away_the_empty_folder_the_metastore_made_in_its_place(tmp_path: Path) -> None:
+    """Undoing a drop re-adds the partition first, and the metastore makes its folder: the files still go back."""
+    partition = _folder(tmp_path / "t" / "dt=a", "kept")
+    backup = tmp_path / "t" / ".hms-staging-3" / ".replaced" / "0"
+    log = UndoLog.begin(None, "job3", "db", "t")
+    log.will_move(str(partition), str(backup))
+    log.will("dropped_partitions", database="db", table="t", old=[])
+    partition.mkdir()  # what add_partitions of a managed table does for a missing folder
+    log.undo(Recorder())  # type: ignore[arg-type]
+    assert (partition / "kept").read_text() == "kept"
+
+
+def test_a_forgotten_step_is_not_undone(tmp_path: Path) -> None:
+    log = UndoLog.begin(tmp_path, "job4", "db", "t")
+    log.will("added_partitions", database="db", table="t", names=["dt=theirs"])
+    log.forget_last()  # add_partitions failed: the partitions are another writer's
+    assert UndoLog.load(tmp_path / "job4.jsonl").steps == []
+
+
+class Names:
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def get_partition_names(self, database: str, table: str) -> list[str]:
+        return self.names
+
+    def get_partition_names_ps(self, database: str, table: str, values: list[str]) -> list[str]:
+        return [n for n in self.names if all(v == "" or f"={v}" in n for v in values)]
+
+
+def _written(*names: str) -> dict[str, WrittenPartition]:
+    return {n: WrittenPartition((n.split("=")[1],), n) for n in names}
+
+
+def test_each_mode_means_what_spark_says() -> None:
+    names = PartitionNames(Names(["dt=x", "dt=k%3Dv", "dt=y"]), "db", "t")  # type: ignore[arg-type]
+    existing = {n: ttypes.Partition() for n in ["dt=x", "dt=k%3Dv", "dt=y"]}
+    written = _written("dt=x", "dt=k%3Dv", "dt=new")
+    by_filter = OverwriteByFilter({"dt": "x"}, ("dt",), hive_table=False)
+    plan = PartitionChanges.of(by_filter, written, existing, by_filter.matching(names, written, set(existing)))
+    assert (sorted(plan.new), sorted(plan.replaced), sorted(plan.appended), plan.dropped) == (
+        ["dt=new"], ["dt=x"], ["dt=k%3Dv"], [])  # rows outside the filter are appended, never replace a partition
+    everything = OverwriteByFilter({}, ("dt",), hive_table=False)
+    plan = PartitionChanges.of(everything, written, existing, everything.matching(names, written, set(existing)))
+    assert (sorted(plan.replaced), plan.dropped) == (["dt=k%3Dv", "dt=x"], ["dt=y"])
+    hive = OverwriteByFilter({}, ("dt",), hive_table=True)  # a STORED AS table keeps what the query wrote no row to
+    assert PartitionChanges.of(hive, written, existing, hive.matching(names, written, set(existing))).dropped == []
+    dynamic = DynamicOverwrite()
+    plan = PartitionChanges.of(dynamic, written, existing, dynamic.matching(names, written, set(existing)))
+    assert (sorted(plan.replaced), plan.dropped) == (["dt=k%3Dv", "dt=x"], [])
+    append = Append()
+    plan = PartitionChanges.of(append, written, existing, append.matching(names, written, set(existing)))
+    assert (sorted(plan.appended), plan.replaced) == (["dt=k%3Dv", "dt=x"], {})
+    full = OverwriteByFilter({"dt": "empty"}, ("dt",), hive_table=True)
+    spec = full.spec_partition(("dt",))
+    assert spec is not None and spec.folder == "dt=empty" and spec.files == []
