@@ -26,6 +26,7 @@ from hms_catalog.ddl.specs import (
     RenameColumn,
     ReplaceColumns,
     SetLocation,
+    SetSerdeProperties,
     SetTableProperties,
     TableChange,
     UnsetTableProperties,
@@ -70,6 +71,13 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
             parameters.pop(key, None)
         struct.parameters = parameters
         done = "properties unset: " + ", ".join(change.keys)
+    elif isinstance(change, SetSerdeProperties):
+        serde = struct.sd.serdeInfo or ttypes.SerDeInfo(parameters={})
+        serde.parameters = {**(serde.parameters or {}), **dict(change.properties)}
+        if change.serde is not None:
+            serde.serializationLib = change.serde
+        struct.sd.serdeInfo = serde
+        done = "serde properties set" + (f", serde {change.serde}" if change.serde else "")
     elif isinstance(change, SetLocation):
         check_location(change.location, f"table '{full}'")
         struct.sd.location = change.location
@@ -78,7 +86,7 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
         done = f"location set to {change.location}"
     else:
         raise ConfigurationError(f"{type(change).__name__} is not a change of columns or properties")
-    if isinstance(change, (SetTableProperties, UnsetTableProperties, SetLocation)):
+    if isinstance(change, (SetTableProperties, UnsetTableProperties, SetSerdeProperties, SetLocation)):
         struct.parameters = {**struct.parameters, **partition_provider(struct)}
     with ctx.changing([(database, name)], events=[("ALTER_TABLE", database, name, 1)]) as changes:
         ctx.client.alter_table(database, name, struct, cascade=cascade)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 __all__ = [
     "ColumnSpec", "RowFormatSpec", "TableSpec", "DatabaseSpec", "PartitionValues", "TableChange",
     "AddColumns", "RenameColumn", "ChangeColumn", "ReplaceColumns", "RenameTable", "SetTableProperties",
-    "UnsetTableProperties", "SetLocation", "AddPartitions", "DropPartitions", "RecoverPartitions", "Pairs",
+    "UnsetTableProperties", "SetSerdeProperties", "SetLocation", "AddPartitions", "DropPartitions", "RecoverPartitions", "Pairs",
 ]
 
 Pairs = tuple[tuple[str, str], ...]  # ordered (key, value) pairs, hashable
@@ -136,6 +136,14 @@ class SetTableProperties(TableChange):
 class UnsetTableProperties(TableChange):
     keys: tuple[str, ...]
     if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class SetSerdeProperties(TableChange):
+    """``SET SERDEPROPERTIES (..)`` or ``SET SERDE 'class' [WITH SERDEPROPERTIES (..)]``: merged into the table's."""
+
+    properties: Pairs
+    serde: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from hms_catalog.ddl.specs import (
     RenameColumn,
     ReplaceColumns,
     SetLocation,
+    SetSerdeProperties,
     SetTableProperties,
     UnsetTableProperties,
 )
@@ -49,8 +50,8 @@ _LOCATION = "location (a quoted URI)"
 # How an unknown action's error lists what is allowed, in the order a reader scans it.
 _ACTION_NAMES = (
     "ADD COLUMNS", "ADD PARTITION", "DROP PARTITION", "RENAME COLUMN", "RENAME TO", "CHANGE COLUMN", "ALTER COLUMN",
-    "REPLACE COLUMNS", "SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "SET LOCATION", "PARTITION (..) SET LOCATION",
-    "RECOVER PARTITIONS", "REFRESH METADATA", "PROMOTE", "SET FORMAT",
+    "REPLACE COLUMNS", "SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "SET SERDEPROPERTIES", "SET SERDE", "SET LOCATION",
+    "PARTITION (..) SET LOCATION", "RECOVER PARTITIONS", "REFRESH METADATA", "PROMOTE", "SET FORMAT",
 )
 
 
@@ -173,6 +174,18 @@ def _set(cur: Cursor, table: TableName) -> Statement:
         return AlterTable(table, SetTableProperties(property_list(cur)))
     if cur.match_keyword("LOCATION"):
         return AlterTable(table, SetLocation(cur.expect_string(_LOCATION)))
+    if cur.match_keyword("SERDEPROPERTIES"):
+        return AlterTable(table, SetSerdeProperties(property_list(cur)))
+    if cur.match_keyword("SERDE"):
+        serde = cur.expect_string("serde class (a quoted string)")
+        serde_properties: tuple[tuple[str, str], ...] = ()
+        if cur.match_keyword("WITH"):
+            cur.expect_keyword("SERDEPROPERTIES")
+            serde_properties = property_list(cur)
+        return AlterTable(table, SetSerdeProperties(serde_properties, serde))
+    if cur.peek().is_keyword("FILEFORMAT"):
+        raise cur.error("SET FILEFORMAT is not supported by this catalog (files already written would not match); "
+                        "create a new table STORED AS the format and copy the rows", cur.peek())
     cur.expect_keyword("FORMAT")
     return AlterTableFormat(table, "SET FORMAT", properties(cur))
 
@@ -185,6 +198,10 @@ def _unset(cur: Cursor, table: TableName) -> Statement:
 
 def _partition(cur: Cursor, table: TableName) -> Statement:
     values = partition_spec(cur)
+    if cur.peek().is_keyword("RENAME") or (cur.peek().is_keyword("SET") and not cur.peek(1).is_keyword("LOCATION")):
+        token = cur.peek()
+        raise cur.error(f"ALTER TABLE .. PARTITION (..) {token.value.upper()} {cur.peek(1).value.upper()} is not supported by this "
+                        "catalog; of a partition, only SET LOCATION is", token)
     cur.expect_keyword("SET")
     cur.expect_keyword("LOCATION")
     return AlterTable(table, SetLocation(cur.expect_string(_LOCATION), PartitionValues(values)))

@@ -109,6 +109,14 @@ CASES = [
     Case("spark_change_comment", ("CREATE TABLE {db}.t (a INT, b STRING) USING parquet",
                                   "ALTER TABLE {db}.t ALTER COLUMN a COMMENT 'the a'",
                                   "ALTER TABLE {db}.t CHANGE COLUMN b COMMENT 'the b'"), connector=True),
+    Case("serde_properties", ("CREATE TABLE {db}.t (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ','",
+                              "ALTER TABLE {db}.t SET SERDEPROPERTIES ('field.delim' = '|', 'extra' = 'x')",
+                              "ALTER TABLE {db}.t SET SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
+                              "WITH SERDEPROPERTIES ('separatorChar' = ';')")),
+    Case("hive_column_comment", ("CREATE TABLE {db}.t (a INT, b STRING) PARTITIONED BY (p STRING) STORED AS ORC",
+                                 "ALTER TABLE {db}.t ADD PARTITION (p = 'x')",
+                                 "ALTER TABLE {db}.t ALTER COLUMN a COMMENT 'the a'",
+                                 "ALTER TABLE {db}.t CHANGE COLUMN b b STRING COMMENT 'the b'")),
     Case("properties", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET",
                         "ALTER TABLE {db}.t SET TBLPROPERTIES ('a' = '1', 'b' = '2', 'comment' = 'via property')",
                         "ALTER TABLE {db}.t UNSET TBLPROPERTIES ('a')",
@@ -132,6 +140,9 @@ REFUSED = [
     "CREATE TABLE {db}.b (a INT, b STRING) USING parquet CLUSTERED BY (a) SORTED BY (b) INTO 4 BUCKETS",
     "CREATE TABLE {db}.b (a INT, b STRING) CLUSTERED BY (a) INTO 4 BUCKETS STORED AS ORC",
     "CREATE TABLE {db}.b (a INT, b STRING) SKEWED BY (a) ON (1, 2) STORED AS ORC",
+    "ALTER TABLE {db}.t SET FILEFORMAT ORC",
+    "ALTER TABLE {db}.t PARTITION (p = 'a') SET SERDEPROPERTIES ('k' = 'v')",
+    "ALTER TABLE {db}.t PARTITION (p = 'a') RENAME TO PARTITION (p = 'b')",
 ]
 
 

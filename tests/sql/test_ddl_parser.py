@@ -19,6 +19,7 @@ from hms_catalog.ddl.specs import (
     ReplaceColumns,
     RowFormatSpec,
     SetLocation,
+    SetSerdeProperties,
     SetTableProperties,
     TableSpec,
     UnsetTableProperties,
@@ -255,7 +256,9 @@ def test_spark_namespace_statements_are_database_statements(text: str) -> None:
 
 def test_bucketed_and_skewed_tables_are_refused_saying_so() -> None:
     for text in ("CREATE TABLE t (a int) USING parquet CLUSTERED BY (a) INTO 4 BUCKETS",
-                 "CREATE TABLE t (a int) SKEWED BY (a) ON (1) STORED AS ORC"):
+                 "CREATE TABLE t (a int) SKEWED BY (a) ON (1) STORED AS ORC", "ALTER TABLE t SET FILEFORMAT ORC",
+                 "ALTER TABLE t PARTITION (p = 1) SET SERDEPROPERTIES ('k' = 'v')",
+                 "ALTER TABLE t PARTITION (p = 1) RENAME TO PARTITION (p = 2)"):
         with pytest.raises(SqlSyntaxError, match="is not supported by this catalog"):
             parse_statement(text)
 
@@ -296,6 +299,9 @@ ALTERS: list[tuple[str, object]] = [
     ("ALTER TABLE t CHANGE a b INT COMMENT 'c' FIRST", ChangeColumn("a", "b", "int", "c", first=True)),
     ("ALTER TABLE t CHANGE COLUMN a a BIGINT AFTER c RESTRICT", ChangeColumn("a", "a", "bigint", after="c")),
     ("ALTER TABLE t REPLACE COLUMNS (a INT) CASCADE", ReplaceColumns((ColumnSpec("a", "int"),), cascade=True)),
+    ("ALTER TABLE t SET SERDEPROPERTIES ('field.delim' = '|')", SetSerdeProperties((("field.delim", "|"),))),
+    ("ALTER TABLE t SET SERDE 'x.Serde' WITH SERDEPROPERTIES (k = 'v')", SetSerdeProperties((("k", "v"),), "x.Serde")),
+    ("ALTER TABLE t SET SERDE 'x.Serde'", SetSerdeProperties((), "x.Serde")),
     ("ALTER TABLE t CHANGE COLUMN a TYPE BIGINT", ChangeColumn("a", "a", "bigint")),
     ("ALTER TABLE t CHANGE a COMMENT 'why'", ChangeColumn("a", "a", None, "why")),
     ("ALTER TABLE t ALTER COLUMN a TYPE STRUCT<x: DOUBLE>", ChangeColumn("a", "a", "struct<x:double>")),
@@ -388,7 +394,8 @@ def test_nodes_are_hashable_and_picklable() -> None:
 # --- errors ----------------------------------------------------------------------------------------
 
 ACTIONS = ("ADD COLUMNS, ADD PARTITION, DROP PARTITION, RENAME COLUMN, RENAME TO, CHANGE COLUMN, ALTER COLUMN, REPLACE COLUMNS, "
-           "SET TBLPROPERTIES, UNSET TBLPROPERTIES, SET LOCATION, PARTITION (..) SET LOCATION, RECOVER PARTITIONS, "
+           "SET TBLPROPERTIES, UNSET TBLPROPERTIES, SET SERDEPROPERTIES, SET SERDE, SET LOCATION, PARTITION (..) SET LOCATION, "
+           "RECOVER PARTITIONS, "
            "REFRESH METADATA, PROMOTE or SET FORMAT")
 
 BAD: list[tuple[str, int, int, str, str]] = [
@@ -455,7 +462,8 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ("ALTER TABLE t FROB x", 1, 15, "FROB", f"expected an ALTER TABLE action: {ACTIONS}"),
     ("ALTER TABLE t\n  DROP COLUMN x", 2, 8, "COLUMN", "expected IF or PARTITION"),
     ("ALTER TABLE t ADD x int", 1, 19, "x", "expected COLUMNS, COLUMN, IF or PARTITION"),
-    ("ALTER TABLE t SET SERDE 'x'", 1, 19, "SERDE", "expected TBLPROPERTIES, LOCATION or FORMAT"),
+    ("ALTER TABLE t SET SERDE", 1, 24, "<end of input>", "expected serde class (a quoted string)"),
+    ("ALTER TABLE t SET OWNER x", 1, 19, "OWNER", "expected TBLPROPERTIES, LOCATION, SERDEPROPERTIES, SERDE or FORMAT"),
     ("ALTER TABLE t ALTER COLUMN a SET NOT NULL", 1, 30, "SET", "expected TYPE or COMMENT"),
     ("ALTER TABLE t RENAME t2", 1, 22, "t2", "expected COLUMN or TO"),
     ("ALTER TABLE t RENAME TO a.b.c.d", 1, 25, "a.b.c.d", "new table name has too many parts; expected [[catalog.]database.]table"),
