@@ -92,9 +92,18 @@ final class HmsBatchWrite implements BatchWrite {
         for (int i = 0; i < dataOrdinals.length; i++) {
             dataFields[i] = tableField(schema.fields()[dataOrdinals[i]]);
         }
+        boolean iceberg = target.path("iceberg").asBoolean(false);
+        if (iceberg) {
+            dataFields = IcebergPartitioning.withFieldIds(dataFields, target.path("iceberg_field_ids"));
+        }
         WriterFormats.Prepared prepared = WriterFormats.prepare(target, staging, new StructType(dataFields));
-        return new HmsDataWriterFactory(prepared, staging, job, schema, dataOrdinals, partitionOrdinals,
+        HmsDataWriterFactory factory = new HmsDataWriterFactory(prepared, staging, job, schema, dataOrdinals, partitionOrdinals,
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
+        if (iceberg) {
+            IcebergPartitioning.adaptConf(prepared);
+            factory.iceberg = IcebergPartitioning.of(target, schema, destination.name());
+        }
+        return factory;
     }
 
     /** The table's own field of that name where it has one of the same type: its metadata carries Iceberg's

@@ -82,7 +82,7 @@ final class HmsDataWriter implements DataWriter<InternalRow> {
         return new BoundReference(ordinal, field.dataType(), true);
     }
 
-    private static TaskAttemptContext taskContext(Configuration base, String jobId, int partitionId, long taskId) {
+    static TaskAttemptContext taskContext(Configuration base, String jobId, int partitionId, long taskId) {
         Configuration conf = new Configuration(base);
         JobID hadoopJob = new JobID("hmscatalog" + jobId, 0);
         TaskAttemptID attempt = new TaskAttemptID(new TaskID(hadoopJob, TaskType.MAP, partitionId), (int) (taskId & 0x7fffffff));

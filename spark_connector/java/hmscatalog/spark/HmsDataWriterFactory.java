@@ -22,6 +22,7 @@ final class HmsDataWriterFactory implements DataWriterFactory {
     final int[] partitionOrdinals;
     final String[] partitionKeys;
     final String timeZone;
+    IcebergPartitioning iceberg;  // an Iceberg table's partition spec: its rows go through IcebergFanoutWriter
 
     HmsDataWriterFactory(WriterFormats.Prepared prepared, String staging, String jobId, StructType inputSchema, int[] dataOrdinals,
                          int[] partitionOrdinals, String[] partitionKeys, String timeZone) {
@@ -46,6 +47,9 @@ final class HmsDataWriterFactory implements DataWriterFactory {
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+        if (iceberg != null) {
+            return new IcebergFanoutWriter(this, partitionId, taskId);
+        }
         return new HmsDataWriter(this, partitionId, taskId);
     }
 }
