@@ -5,15 +5,28 @@ each lookup compares the stored id and version with the live catalog's and rebui
 differ, closing the old one's connections. REFRESHes travel the same way, through the home's refresh
 log (:mod:`hms_catalog.refresh_log`): each lookup first applies those other processes announced.
 
-A service replica passes ``shared``: its catalogs' versions and change logs are then the store's, one
-replica at a time follows each catalog's metastore events, and what other replicas change reaches this
-one through the store (:class:`hms_catalog.state.StoreFollower`), not through the refresh log.
+Every process on a home passes ``shared`` (a service replica, a CLI, a notebook: :mod:`hms_catalog.registry`
+does): its catalogs' versions and change logs are then the store's, one process at a time follows each
+catalog's metastore events, and what other processes change reaches this one through the store, not
+through the refresh log. Before each statement a live catalog costs one indexed read (the definitions'
+generation and the catalog's newest version); the definition is read again only when the generation
+moved, and the change log only when the catalog's version did (what it names is then dropped from the
+caches, object by object). A service replica also runs :class:`hms_catalog.state.StoreFollower`, which
+wakes its long polls when another process logs a change.
+
+Where metastore events are followed (:class:`EventFollowing`): a serving process follows every catalog
+with ``hive.enable_hms_events_incremental_sync`` from its definition, its alteration and the process's
+start on; a REPL or a Python session from the catalog's first use (a standby under the lease when a
+service follows); a one-shot CLI run never (it would abandon the follower at once, and a service on the
+home follows for it).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
+from enum import Enum
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.shared_versions import SharedCatalogVersions
@@ -21,6 +34,7 @@ from hms_catalog.cache.versions import CATALOG, ChangeKind, ChangeSource
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.client.pool import HmsClientPool
+from hms_catalog.errors import HmsCatalogError
 from hms_catalog.filesystem.client import FilesystemClient
 from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.model.catalog import ExternalCatalog
@@ -29,7 +43,9 @@ from hms_catalog.refresh_log import LOST_TRACK, RefreshLog, RefreshRecord
 from hms_catalog.state import EventLease, SharedState
 from hms_catalog.store import CatalogDefinition, DefinitionStore
 
-__all__ = ["CatalogManager", "ClientFactory", "pooled_client"]
+_log = logging.getLogger(__name__)
+
+__all__ = ["CatalogManager", "ClientFactory", "EventFollowing", "pooled_client"]
 
 ClientFactory = Callable[[ClientConfig], MetastoreClient]
 
@@ -39,18 +55,34 @@ def pooled_client(config: ClientConfig) -> MetastoreClient:
     return MetastoreClient(HmsClientPool(config))
 
 
+class EventFollowing(str, Enum):
+    """When this process follows the metastore events of a catalog that has following on."""
+
+    SERVE = "serve"  # from the catalog's definition, alteration and the process's start on (a service)
+    FIRST_USE = "first use"  # from the catalog's first use here (a REPL, a notebook)
+    OFF = "off"  # never here (a one-shot CLI run: a service on the home follows for it)
+
+
 class CatalogManager:
-    """Creates, alters and drops catalog definitions and hands out their live :class:`ExternalCatalog`."""
+    """Creates, alters and drops catalog definitions and hands out their live :class:`ExternalCatalog`.
+
+    ``events``: when this process follows metastore events (see :class:`EventFollowing`); set before the
+    first catalog is built (a service sets SERVE as it starts).
+    """
 
     def __init__(
         self, store: DefinitionStore, *, client_factory: ClientFactory = pooled_client, refresh_log: RefreshLog | None = None,
-        shared: SharedState | None = None,
+        shared: SharedState | None = None, events: EventFollowing = EventFollowing.FIRST_USE,
     ) -> None:
         self.store = store
         self.shared = shared
+        self.events = events
         self._client_factory = client_factory
         self._lock = threading.Lock()
         self._live: dict[str, ExternalCatalog] = {}
+        # The definitions' generation each live catalog was last checked at: while the store's is the same,
+        # its definition has not changed and need not be read again.
+        self._checked: dict[str, int] = {}
         # REFRESHes of the other processes on this home (a notebook, Spark's planning worker) reach ours.
         self.refresh_log = refresh_log if refresh_log is not None else RefreshLog(
             store.home, writer=None if shared is None else _REPLICA_WRITER + shared.replica)
@@ -61,34 +93,81 @@ class CatalogManager:
     def catalog(self, name: str) -> ExternalCatalog:
         """The live catalog ``name`` (no metastore call); raises NotFoundError when not defined.
 
-        The definition is read under the lock, so two threads never race an older definition over a
-        newer live catalog; a replacement is built before the old one is closed.
+        With a shared store, a catalog already live costs one indexed read when nothing changed, and absorbs
+        what other processes logged when something did. Otherwise (or when a definition moved) the
+        definition is read under the lock, so two threads never race an older definition over a newer live
+        catalog; a replacement is built before the old one is closed.
         """
         self._apply_others_refreshes()
+        key = name.lower()
+        live = self._live.get(key)
+        if live is not None and self.shared is not None and isinstance(live.versions, SharedCatalogVersions):
+            versions = live.versions
+            generation, current = self.shared.journal.heads(versions.catalog_id)
+            if self._checked.get(key) == generation:
+                if current > versions.current or versions.pending():
+                    versions.flush()  # what other processes changed, before this statement reads
+                return live
+        return self._checked_catalog(name)
+
+    def _checked_catalog(self, name: str) -> ExternalCatalog:
         with self._lock:
+            # The generation is read before the definition: a change after it moves it, and is seen next time.
+            generation = self.shared.journal.generation() if self.shared is not None else None
             definition = self.store.get(name)
             live = self._live.get(definition.name)
             if live is not None and live.definition.id == definition.id and live.definition.version >= definition.version:
                 fresh = None
             else:
                 fresh = self._live[definition.name] = self._build(definition, CatalogConfig.from_properties(definition.properties))
+            if generation is not None:
+                self._checked[definition.name] = generation
         if fresh is not None:
             if live is not None:
                 live.close()
+            if self.events is EventFollowing.SERVE:
+                fresh.follow_events()
             return fresh
         assert live is not None
         if isinstance(live.versions, SharedCatalogVersions):
-            live.versions.catch_up()  # what other replicas changed, before this request reads (one small query)
+            live.versions.flush()  # what other processes changed, before this statement reads (one small query)
         return live
+
+    def follow_defined(self) -> None:
+        """A serving process: follow every defined catalog with event following on, now (at the start, and
+        when the store's definitions moved), and close live catalogs whose definition is gone."""
+        if self.events is not EventFollowing.SERVE:
+            return
+        definitions = self.definitions()
+        defined = {definition.name for definition in definitions}
+        for name in [name for name in self.live_names() if name not in defined]:
+            self._forget(name)  # dropped (or renamed) elsewhere: stop following it here
+        live = set(self.live_names())
+        for definition in definitions:
+            try:
+                if definition.name in live or CatalogConfig.from_properties(definition.properties).events.enabled:
+                    self.catalog(definition.name)
+            except HmsCatalogError as error:  # one bad catalog must not keep the others from following
+                _log.warning("catalog %s: not followed: %s", definition.name, error)
+
+    def live_names(self) -> list[str]:
+        with self._lock:
+            return list(self._live)
 
     def _build(self, definition: CatalogDefinition, config: CatalogConfig) -> ExternalCatalog:
         client = self._client_for(definition, config)
+        on_first_use = self.events is EventFollowing.FIRST_USE
         if self.shared is None:
-            return ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches))
-        versions = SharedCatalogVersions(self.shared.journal, definition.id)
-        lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
-        return ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
-                               follow_lease=lease)
+            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches),
+                                    follow_on_first_use=on_first_use)
+        else:
+            versions = SharedCatalogVersions(self.shared.journal, definition.id)
+            # Caught up before anything is loaded: whatever is logged from now on counts as news here.
+            versions.catch_up()
+            lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
+            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
+                                    follow_lease=lease, follow_on_first_use=on_first_use)
+        return built
 
     def _client_for(self, definition: CatalogDefinition, config: CatalogConfig) -> MetastoreCalls:
         """A metastore client, or for a filesystem catalog the folders' answers with the home's promotions."""
@@ -130,9 +209,12 @@ class CatalogManager:
     ) -> CatalogDefinition | None:
         """Validate and store a new catalog; nothing is stored when validation fails."""
         CatalogConfig.from_properties(properties).check_files()
-        return self.store.create(
+        stored = self.store.create(
             CatalogDefinition(name=name.lower(), properties=properties, comment=comment), if_not_exists=if_not_exists
         )
+        if stored is not None:
+            self._follow_if_serving(stored)
+        return stored
 
     def alter_properties(
         self, name: str, changes: Mapping[str, str], *, expected_version: int | None = None
@@ -153,12 +235,14 @@ class CatalogManager:
         stored = self.store.update(name, merge, expected_version=expected_version)
         self._forget(stored.name)
         self._log_definition_change(stored)
+        self._follow_if_serving(stored)
         return stored
 
     def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition:
         stored = self.store.rename(name, new_name, expected_version=expected_version)
         self._forget(name.lower())
         self._log_definition_change(stored)
+        self._follow_if_serving(stored)
         return stored
 
     def drop(self, name: str, *, if_exists: bool = False, expected_version: int | None = None) -> CatalogDefinition | None:
@@ -167,6 +251,13 @@ class CatalogManager:
         if dropped is not None:
             PromotionStore(self.store.home, dropped.id).remove()  # a filesystem catalog's promotions go with it
         return dropped
+
+    def _follow_if_serving(self, stored: CatalogDefinition) -> None:
+        """A serving process follows a catalog with event following on from the moment it is defined or
+        altered: a subscriber of its change feed sees what is made behind the service without anyone
+        listing first. Building makes no metastore call (the follower thread begins under its lease)."""
+        if self.events is EventFollowing.SERVE and CatalogConfig.from_properties(stored.properties).events.enabled:
+            self.catalog(stored.name)
 
     def _log_definition_change(self, stored: CatalogDefinition) -> None:
         """With a shared log, an altered catalog is itself a change: every replica's followers drop everything
@@ -183,6 +274,7 @@ class CatalogManager:
     def _forget(self, name: str) -> None:
         with self._lock:
             live = self._live.pop(name, None)
+            self._checked.pop(name, None)
         if live is not None:
             live.close()
 

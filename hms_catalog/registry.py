@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.manager import CatalogManager
-from hms_catalog.state import open_definitions
+from hms_catalog.state import SharedState, open_definitions
 from hms_catalog.store import default_home
 
 __all__ = ["ManagerRegistry", "home_key", "live_managers", "shared_manager", "adopt_manager"]
@@ -36,7 +36,10 @@ def home_key(home: str | os.PathLike[str] | None) -> Path:
 
 
 def _new_manager(home: Path) -> CatalogManager:
-    return CatalogManager(open_definitions(home))
+    """A manager on the home's store, sharing versions and change log with every other process on it (a
+    service, another CLI): each sees the others' changes at its next statement."""
+    definitions = open_definitions(home)
+    return CatalogManager(definitions, shared=SharedState(definitions))
 
 
 class ManagerRegistry:

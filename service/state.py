@@ -16,7 +16,7 @@ from anyio import CapacityLimiter
 
 from hms_catalog.execution import Session
 from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
-from hms_catalog.manager import CatalogManager
+from hms_catalog.manager import CatalogManager, EventFollowing
 from hms_catalog.state import StoreFollower
 from service.access import Principal
 from service.audit import AuditLog
@@ -43,8 +43,13 @@ class ServiceState:
         self.followers = FollowerRegistry()
         self.long_polls = CapacityLimiter(_LONG_POLLS)
         self.started = time.time()
-        # A replica on a shared store: other replicas' changes reach this one's catalogs through the store.
-        self.store_follower = None if manager.shared is None else StoreFollower(manager.shared.journal, manager.live_catalogs)
+        # A serving process follows every catalog with event following on from its definition (and from this
+        # start) on, not from a client's first listing: a subscriber of a change feed alone sees every change.
+        manager.events = EventFollowing.SERVE
+        # A replica on a shared store: other replicas' (and CLIs') changes reach this one's catalogs through the
+        # store; its first round, and each after a definition moved anywhere, follows the defined catalogs.
+        self.store_follower = None if manager.shared is None else StoreFollower(
+            manager.shared.journal, manager.live_catalogs, on_definitions=manager.follow_defined)
         self._engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
         self._engine_lock = threading.Lock()
 

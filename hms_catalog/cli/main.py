@@ -22,6 +22,7 @@ from hms_catalog.cli.repl import interactive_session, stream_session
 from hms_catalog.cli.runner import StatementRunner
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
+from hms_catalog.manager import EventFollowing
 from hms_catalog.registry import shared_manager
 from hms_catalog.remote import SERVER_ENV, TOKEN_ENV, TOKEN_FILE, CatalogServiceClient, RemoteSession, resolve_token
 from hms_catalog.store import HOME_ENV, default_home
@@ -136,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if server:
         return _run_remote(args, home, server)
     manager = shared_manager(home)
+    if args.execute is not None or args.file is not None or not sys.stdin.isatty():
+        manager.events = EventFollowing.OFF  # a one-shot run would abandon a follower at once; a service follows
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
     session = Session(manager, progress=progress)
     session.engine_options.update({k: v for k, v in (("master", args.master), ("remote", args.remote)) if v})

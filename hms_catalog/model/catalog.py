@@ -50,6 +50,7 @@ class ExternalCatalog:
         caches: CatalogCaches | None = None,
         *,
         follow_lease: FollowLease | None = None,
+        follow_on_first_use: bool = True,
     ) -> None:
         self.definition = definition
         self.config = config
@@ -64,7 +65,8 @@ class ExternalCatalog:
                                           lease=follow_lease)
         if isinstance(self.caches.versions, SharedCatalogVersions):
             self.caches.versions.listen(self._changed_elsewhere)
-        self._following = Lazy(self._start_following)
+        # A serving process calls follow_events() when it builds the catalog; a one-shot CLI run never follows.
+        self._following = Lazy(self._start_following if follow_on_first_use else _not_following)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
         self.write_jobs = WriteJobs()  # writes begun and not committed or aborted, and what commits replaced
 
@@ -117,6 +119,11 @@ class ExternalCatalog:
             self.follower.stop()
         self.client.close()
 
+    def follow_events(self) -> None:
+        """Follow the metastore's events from now on (a serving process: from the catalog's definition on,
+        so a change feed's subscriber sees what is made behind the service without anyone listing first)."""
+        self._start_following()
+
     def _start_following(self) -> bool:
         if self.follower is not None:
             self.follower.start()
@@ -161,3 +168,7 @@ class ExternalCatalog:
 
     def __repr__(self) -> str:
         return f"ExternalCatalog({self.name!r})"
+
+
+def _not_following() -> bool:
+    return True

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from hms_catalog.errors import AlreadyExistsError, NotFoundError, VersionMismatchError
 from hms_catalog.state.database import StoreDatabase
-from hms_catalog.state.schema import CATALOGS, COUNTERS
+from hms_catalog.state.schema import CATALOGS, COUNTERS, DEFINITIONS_GENERATION
 from hms_catalog.store import CatalogDefinition, CatalogStore, expect_version
 
 __all__ = ["SqlCatalogStore", "IMPORTED_SUFFIX"]
@@ -72,6 +72,7 @@ class SqlCatalogStore:
                         return None
                     raise AlreadyExistsError("catalog", stored.name)
                 connection.execute(insert(CATALOGS).values(**_row(stored)))
+                _bump_generation(connection)
         except IntegrityError as error:  # another replica created it between our check and our insert
             if if_not_exists:
                 return None
@@ -87,6 +88,7 @@ class SqlCatalogStore:
             stored = replace(changed, name=key, id=current.id, version=current.version + 1,
                              created_at=current.created_at, updated_at=time.time())
             _conditional_update(connection, key, current.version, _row(stored))
+            _bump_generation(connection)
         return stored
 
     def rename(self, name: str, new_name: str, *, expected_version: int | None = None) -> CatalogDefinition:
@@ -98,6 +100,7 @@ class SqlCatalogStore:
                     raise AlreadyExistsError("catalog", new)
                 stored = replace(current, name=new, version=current.version + 1, updated_at=time.time())
                 _conditional_update(connection, old, current.version, _row(stored))
+                _bump_generation(connection)
         except IntegrityError as error:
             raise AlreadyExistsError("catalog", new) from error
         return stored
@@ -114,6 +117,7 @@ class SqlCatalogStore:
                 raise NotFoundError("catalog", key)
             connection.execute(delete(CATALOGS).where(CATALOGS.c.name == key, CATALOGS.c.version == current.version))
             connection.execute(delete(COUNTERS).where(COUNTERS.c.catalog_id == current.id))
+            _bump_generation(connection)
         return current
 
     def _import_once(self) -> None:
@@ -126,8 +130,15 @@ class SqlCatalogStore:
                 if connection.execute(select(CATALOGS.c.name).limit(1)).first() is None:
                     for definition in legacy.list():
                         connection.execute(insert(CATALOGS).values(**_row(definition)))
+                    _bump_generation(connection)
             os.replace(legacy.path, str(legacy.path) + IMPORTED_SUFFIX)
         self._imported = True
+
+
+def _bump_generation(connection: Connection) -> None:
+    """Count one more change of the definitions (the row is made by migration 0003, so this never inserts)."""
+    connection.execute(update(COUNTERS).where(COUNTERS.c.catalog_id == DEFINITIONS_GENERATION)
+                       .values(current=COUNTERS.c.current + 1))
 
 
 def _conditional_update(connection: Connection, name: str, version: int, values: dict[str, Any]) -> None:

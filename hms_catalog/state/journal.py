@@ -20,7 +20,7 @@ from hms_catalog.cache.shared_versions import PendingChange
 from hms_catalog.cache.versions import CHANGE_LOG_CAPACITY, CatalogObject, Change, ChangeKind, ChangeSource
 from hms_catalog.errors import LeaseLostError
 from hms_catalog.state.database import StoreDatabase
-from hms_catalog.state.schema import CHANGES, COUNTERS, LEASES
+from hms_catalog.state.schema import CHANGES, COUNTERS, DEFINITIONS_GENERATION, LEASES
 
 __all__ = ["ChangeJournal", "EventPosition"]
 
@@ -67,6 +67,21 @@ class ChangeJournal:
                 .order_by(CHANGES.c.version.desc()).limit(limit)
             ).mappings().all()
         return [(_change(row), row["replica"]) for row in reversed(rows)], int(newest)
+
+    def heads(self, catalog_id: str) -> tuple[int, int]:
+        """The definitions' generation and the catalog's newest version, in one indexed read: all a process
+        holding the catalog live asks the store before each statement when nothing has changed."""
+        with self.database.reading() as connection:
+            rows = connection.execute(select(COUNTERS.c.catalog_id, COUNTERS.c.current).where(
+                COUNTERS.c.catalog_id.in_((DEFINITIONS_GENERATION, catalog_id)))).all()
+        found = {row.catalog_id: int(row.current) for row in rows}
+        return found.get(DEFINITIONS_GENERATION, 0), found.get(catalog_id, 0)
+
+    def generation(self) -> int:
+        """The definitions' generation alone (read before a definition, so a change after it is noticed)."""
+        with self.database.reading() as connection:
+            found = connection.execute(select(COUNTERS.c.current).where(COUNTERS.c.catalog_id == DEFINITIONS_GENERATION)).scalar()
+        return int(found or 0)
 
     def currents(self) -> dict[str, int]:
         """Every catalog's newest version: one small query tells a follower which catalogs moved."""

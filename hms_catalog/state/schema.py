@@ -5,6 +5,8 @@
 - ``catalog_counters``: each catalog's newest change-log version. Allocating a version updates this row,
   so two replicas recording at once are serialised by its row lock and commit in version order: a reader
   that asks for versions above the last one it saw never skips one committed late.
+  One more row, ``DEFINITIONS_GENERATION``, counts the changes of every catalog definition: a process reads
+  it with a catalog's own row (one indexed query) and re-reads the definition only when it moved.
 - ``catalog_changes``: the change log, bounded per catalog, with the replica that recorded each change
   and, for a metastore event, the lease number (fencing token) under which it was recorded.
 - ``event_leases``: which replica follows which catalog's metastore events, until when, under which lease
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from sqlalchemy import BigInteger, Column, Float, Index, Integer, MetaData, String, Table, Text
 
-__all__ = ["METADATA", "AUDIT", "CATALOGS", "CHANGES", "COUNTERS", "LEASES", "TOKENS"]
+__all__ = ["METADATA", "AUDIT", "CATALOGS", "CHANGES", "COUNTERS", "DEFINITIONS_GENERATION", "LEASES", "TOKENS"]
 
 METADATA = MetaData()
 
@@ -37,6 +39,9 @@ COUNTERS = Table(
     Column("catalog_id", String(64), primary_key=True),
     Column("current", BigInteger, nullable=False),
 )
+
+# The counter row of the definitions' generation (no catalog id has this shape: ids are hex).
+DEFINITIONS_GENERATION = "*definitions"
 
 CHANGES = Table(
     "catalog_changes", METADATA,

@@ -34,6 +34,22 @@ def replicas(state: ServiceState) -> dict[str, Any]:
     return answer
 
 
+def event_followers(state: ServiceState) -> dict[str, Any]:
+    """The metastore event followers this process runs, by catalog: whether each follows now (holds the
+    lease, where catalogs share a store) and how far it got."""
+    answer: dict[str, Any] = {}
+    for catalog in state.manager.live_catalogs():
+        follower = catalog.follower
+        if follower is None:
+            continue
+        status = follower.status()
+        lease = getattr(follower.lease, "lease", None)
+        answer[catalog.name] = {"running": status.running, "holds_lease": follower.lease is None or lease is not None,
+                                "last_event_id": status.last_event_id, "events": status.events, "applied": status.applied,
+                                "failures": status.failures, "last_error": status.last_error}
+    return answer
+
+
 def router(state: ServiceState) -> APIRouter:
     routes = APIRouter()
 
@@ -41,6 +57,7 @@ def router(state: ServiceState) -> APIRouter:
     def health() -> dict[str, Any]:
         answer: dict[str, Any] = {"status": "stopping" if state.stopping.is_set() else "ok", "version": hms_catalog.__version__,
                   "home": str(state.manager.store.home), "uptime_seconds": round(time.time() - state.started, 3)}
+        answer["followers"] = event_followers(state)
         if state.manager.shared is not None:
             answer["store"] = replicas(state)
         return {**answer, **{name: companion.health() for name, companion in state.companions.items()}}

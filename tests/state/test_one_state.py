@@ -1,0 +1,93 @@
+"""Every process on a store follows it: one indexed read per statement while nothing changed, the others'
+changes and definitions absorbed at the next one, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.manager import CatalogManager, EventFollowing
+from hms_catalog.state import SharedState, SqlCatalogStore, StoreDatabase
+from tests.support.sessions import EVENTS
+
+UNREACHED = {"type": "hms", "hive.metastore.uris": "thrift://127.0.0.1:1"}  # catalog() never calls the metastore
+
+
+def _manager(home: Path, database: StoreDatabase) -> CatalogManager:
+    """A process on the store: its own manager and its own name among the store's writers."""
+    definitions = SqlCatalogStore(home, database)
+    return CatalogManager(definitions, shared=SharedState(definitions))
+
+
+def test_a_live_catalog_costs_one_indexed_read_per_statement(tmp_path: Path, database: StoreDatabase) -> None:
+    manager = _manager(tmp_path, database)
+    manager.create("c", UNREACHED)
+    live = manager.catalog("c")
+    sent: list[str] = []
+    engine = database.location.engine()
+
+    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
+        if not statement.lstrip().upper().startswith("BEGIN"):  # SQLite's own transaction start, not a read
+            sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        for _ in range(5):
+            assert manager.catalog("c") is live
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(sent) == 5, sent  # neither the definition nor the change log is read while nothing moved
+    assert all("catalog_counters" in statement and "catalogs " not in statement for statement in sent), sent
+    manager.close()
+
+
+def test_another_process_changes_reach_this_one_at_its_next_statement(tmp_path: Path, database: StoreDatabase) -> None:
+    here, there = _manager(tmp_path / "here", database), _manager(tmp_path / "there", database)
+    here.create("c", UNREACHED)
+    catalog = here.catalog("c")
+    dropped: list[str] = []
+    catalog.versions.listen(lambda changes: dropped.extend(str(change.object) for change in changes))  # type: ignore[attr-defined]
+
+    there.catalog("c").versions.record(ChangeKind.ADDED, CatalogObject.for_table("db", "t"), ChangeSource.DDL)
+    assert here.catalog("c") is catalog
+    assert dropped == ["table db.t"]  # absorbed from the store's log, object by object
+    assert [str(change.object) for change in catalog.versions.changes().changes] == ["table db.t"]
+    mine = catalog.versions.record(ChangeKind.DROPPED, CatalogObject.for_table("db", "t"), ChangeSource.DDL)
+    assert there.catalog("c").versions.changes().current == mine == 2  # one numbering for both
+
+    there.alter_properties("c", {"comment.note": "moved"})  # the definitions' generation moves
+    rebuilt = here.catalog("c")
+    assert rebuilt is not catalog and rebuilt.definition.properties["comment.note"] == "moved"
+    there.drop("c")
+    with pytest.raises(Exception, match="c"):
+        here.catalog("c")
+    here.close()
+    there.close()
+
+
+@pytest.mark.parametrize(("mode", "follows"), [(EventFollowing.FIRST_USE, False), (EventFollowing.OFF, False),
+                                                (EventFollowing.SERVE, True)])
+def test_only_a_serving_process_follows_a_catalog_from_its_definition(
+        tmp_path: Path, database: StoreDatabase, mode: EventFollowing, follows: bool) -> None:
+    manager = _manager(tmp_path, database)
+    manager.events = mode
+    manager.create("c", {**UNREACHED, **EVENTS})
+    follower = manager.catalog("c").follower
+    assert follower is not None
+    assert follower.status().running is follows
+    manager.close()
+
+
+@pytest.mark.parametrize(("mode", "follows"), [(EventFollowing.FIRST_USE, True), (EventFollowing.OFF, False)])
+def test_a_one_shot_run_never_follows_and_a_session_follows_from_first_use(
+        tmp_path: Path, database: StoreDatabase, metastore_uri: str, mode: EventFollowing, follows: bool) -> None:
+    manager = _manager(tmp_path, database)
+    manager.events = mode
+    manager.create("c", {"type": "hms", "hive.metastore.uris": metastore_uri, **EVENTS})
+    catalog = manager.catalog("c")
+    assert "default" in catalog.database_names()
+    assert catalog.follower is not None and catalog.follower.status().running is follows
+    manager.close()
