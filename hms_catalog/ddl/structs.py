@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.spark_types import CHAR_VARCHAR_KEY, declared_char_type, strings_for_chars, without_nested_comments
 from hms_catalog.ddl.specs import ColumnSpec, DatabaseSpec, PartitionValues, RowFormatSpec, TableSpec
 from hms_catalog.errors import ConfigurationError, SchemaError
 from hms_catalog.formats.hive_schema import spark_stored_schema
@@ -68,7 +69,10 @@ def field_schemas(columns: Sequence[ColumnSpec]) -> list[ttypes.FieldSchema]:
         if column.name.lower() in seen:
             raise ConfigurationError(f"column '{column.name}' is given twice")
         seen.add(column.name.lower())
-        schemas.append(ttypes.FieldSchema(column.name.lower(), check_type(column), column.comment or None))
+        check_type(column)
+        # Nested fields' comments stay in Spark's schema record; the metastore's type has none, as Spark writes it.
+        kind = to_hive_string(without_nested_comments(parse_hive_type(column.type, column=column.name)))
+        schemas.append(ttypes.FieldSchema(column.name.lower(), kind, column.comment or None))
     return schemas
 
 
@@ -92,8 +96,14 @@ def _row_format(row_format: RowFormatSpec | None) -> tuple[str | None, dict[str,
 def spark_schema_parameters(columns: Sequence[ColumnSpec], partition_columns: Sequence[str]) -> dict[str, str]:
     """Spark's record of a table's schema, as Spark writes it: the JSON schema (in numbered parts when long),
     and the partition columns by name."""
-    fields = [StructField(c.name, parse_hive_type(c.type, column=c.name), True, c.comment or None) for c in columns]
-    text = json.dumps(to_spark_schema(fields).jsonValue(), separators=(",", ":"))
+    types = [parse_hive_type(c.type, column=c.name) for c in columns]
+    fields = [StructField(c.name, strings_for_chars(t), True, c.comment or None) for c, t in zip(columns, types)]
+    schema = to_spark_schema(fields).jsonValue()
+    for field, data_type in zip(schema["fields"], types):
+        declared = declared_char_type(data_type)
+        if declared is not None:
+            field["metadata"][CHAR_VARCHAR_KEY] = declared
+    text = json.dumps(schema, separators=(",", ":"))
     parameters: dict[str, str] = {}
     if len(text) <= SCHEMA_PARTS_THRESHOLD:
         parameters["spark.sql.sources.schema"] = text
@@ -227,8 +237,8 @@ def stored_columns(table: ttypes.Table) -> tuple[list[ColumnSpec], list[str]]:
 
         fields, partition_names = stored
         parsed = SparkStruct.fromJson({"type": "struct", "fields": fields})
-        return ([ColumnSpec(f.name, to_hive_string(from_spark_type(f.dataType)), (f.metadata or {}).get("comment", ""))
-                 for f in parsed.fields], list(partition_names))
+        return ([ColumnSpec(f.name, (f.metadata or {}).get(CHAR_VARCHAR_KEY) or to_hive_string(from_spark_type(f.dataType)),
+                            (f.metadata or {}).get("comment", "")) for f in parsed.fields], list(partition_names))
     keys = list(table.partitionKeys or [])
     columns = [ColumnSpec(c.name, c.type, c.comment or "") for c in [*(table.sd.cols or []), *keys]]
     return columns, [k.name for k in keys]

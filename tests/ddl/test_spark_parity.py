@@ -87,6 +87,20 @@ CASES = [
                                                                   for i in range(60)) + ") USING parquet",)),
     Case("hive_long_schema", ("CREATE TABLE {db}.t (" + ", ".join(f"column_with_a_long_name_{i} DECIMAL(12,4) COMMENT 'c{i}'"
                                                                  for i in range(60)) + ") STORED AS ORC",)),
+    Case("hive_location", ("CREATE TABLE {db}.t (a INT) STORED AS PARQUET LOCATION '{root}/h'",)),
+    Case("hive_types", ("CREATE TABLE {db}.t (a CHAR(5), b VARCHAR(10), c DATE, d TIMESTAMP, e BINARY, f BOOLEAN, g TINYINT, "
+                        "h SMALLINT, i BIGINT, j FLOAT, k STRUCT<x: INT COMMENT 'inner', y: ARRAY<MAP<STRING, DOUBLE>>>) STORED AS ORC",)),
+    Case("source_types", ("CREATE TABLE {db}.t (a CHAR(5), b VARCHAR(10), c DATE, d TIMESTAMP, e BINARY, f BOOLEAN, "
+                          "g DECIMAL(38, 18), k STRUCT<x: INT, y: ARRAY<STRING>>) USING parquet",), connector=True),
+    Case("names_as_written", ("CREATE TABLE {db}.t (Id INT, Name STRING, Dt STRING) USING parquet PARTITIONED BY (Dt)",
+                              "CREATE TABLE {db}.h (Id INT, Name STRING) PARTITIONED BY (Dt STRING) STORED AS PARQUET")),
+    Case("not_null", ("CREATE TABLE {db}.t (a INT NOT NULL, b STRING) USING parquet",)),
+    Case("if_not_exists", ("CREATE TABLE IF NOT EXISTS {db}.t (a INT) STORED AS ORC",
+                           "CREATE TABLE IF NOT EXISTS {db}.t (a INT, b INT) STORED AS ORC")),
+    Case("comment_property", ("CREATE TABLE {db}.t (a INT) USING orc TBLPROPERTIES ('comment' = 'via props', 'x' = '1')",)),
+    Case("integer_partitions", ("CREATE TABLE {db}.t (a INT) PARTITIONED BY (y INT, m STRING) STORED AS PARQUET",
+                                "ALTER TABLE {db}.t ADD PARTITION (y = 2024, m = '01') PARTITION (y = 2025, m = '02')",
+                                "ALTER TABLE {db}.t DROP PARTITION (y = 2024, m = '01') PURGE")),
     # CREATE TABLE LIKE
     Case("like", ("CREATE TABLE {db}.src (a INT, b STRING) PARTITIONED BY (p STRING) STORED AS PARQUET TBLPROPERTIES ('k' = 'v')",
                   "CREATE TABLE {db}.t LIKE {db}.src",
