@@ -24,7 +24,8 @@ def add_metastore_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
         ),
         epilog=(
             "examples:\n"
-            "  hms-catalog metastore start --port 9083\n"
+            "  hms-catalog metastore start             # on the port it took last (9083 the first time)\n"
+            "  hms-catalog metastore start --port 0    # any free port, remembered for the next start\n"
             "  hms-catalog metastore status\n"
             "  hms-catalog metastore stop\n\n"
             "  # secure, as production metastores run: SASL/GSSAPI with a principal and keytab from your KDC\n"
@@ -36,8 +37,9 @@ def add_metastore_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
     )
     parser.add_argument("action", choices=("start", "stop", "status"), help="what to do")
     parser.add_argument("--dir", type=Path, help="the metastore's directory (Derby database, warehouse, logs)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"thrift port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--port", type=int,
+                        help=f"thrift port to listen on (default: the port this --dir's metastore listened on last, so "
+                             f"catalogs over it keep reaching it; {DEFAULT_PORT} on its first start; 0 picks a free one)")
     parser.add_argument("--no-events", action="store_true", help="do not write the notification log")
     parser.add_argument("--kerberos-principal", metavar="PRINCIPAL",
                         help="run secure (SASL/GSSAPI only) as this service principal, such as hive/_HOST@REALM")
@@ -50,7 +52,6 @@ def add_metastore_parser(subparsers: argparse._SubParsersAction[argparse.Argumen
 
 def run_metastore_command(args: argparse.Namespace, home: Path) -> int:
     directory = args.dir or home / "metastore"
-    port = args.port or None  # 0: any free port
     if (args.kerberos_principal is None) != (args.kerberos_keytab is None):
         print("error: --kerberos-principal and --kerberos-keytab go together", file=sys.stderr)
         return 2
@@ -59,7 +60,8 @@ def run_metastore_command(args: argparse.Namespace, home: Path) -> int:
         if args.krb5_conf is not None:
             os.environ["KRB5_CONFIG"] = str(args.krb5_conf)  # this process's probe reads the same realm
         kerberos = MetastoreKerberos(args.kerberos_principal, args.kerberos_keytab.absolute(), args.krb5_conf)
-    metastore = EmbeddedMetastore(directory, port, events=not args.no_events, kerberos=kerberos)
+    metastore = EmbeddedMetastore(directory, args.port, default_port=DEFAULT_PORT, events=not args.no_events,
+                                  kerberos=kerberos)
     try:
         if args.action == "start":
             return _start(metastore)

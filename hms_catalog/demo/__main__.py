@@ -20,7 +20,7 @@ from hms_catalog.client import HmsClientPool
 from hms_catalog.demo.warehouse import DATABASE, build_warehouse
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
-from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
+from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning, MetastorePortInUse
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.registry import shared_manager
 from hms_catalog.state import open_definitions
@@ -58,15 +58,25 @@ def _spark(uri: str, warehouse: Path, scratch: Path) -> SparkSession:
     return spark
 
 
-def run(directory: Path) -> int:
-    directory = directory.resolve()
-    metastore = EmbeddedMetastore(directory / "metastore", events=True)
+def _start_metastore(directory: Path) -> str:
+    """The demo's metastore: reused when running, else started on the port it had (the one the demo's catalog
+    names); when something else took that port, on a free one, and the catalog is then pointed there."""
+    metastore = EmbeddedMetastore(directory, events=True)
     _step(f"starting the embedded Hive Metastore in {metastore.directory}")
     try:
-        uri = metastore.start()
+        return metastore.start()
     except MetastoreAlreadyRunning as running:
-        uri = running.uri
-        print(f"    already running at {uri}")
+        print(f"    already running at {running.uri}")
+        return running.uri
+    except MetastorePortInUse as taken:
+        print(f"    port {taken.port}, where it listened before, is taken now: starting on a free port")
+        return EmbeddedMetastore(directory, 0, events=True).start()
+
+
+def run(directory: Path) -> int:
+    directory = directory.resolve()
+    uri = _start_metastore(directory / "metastore")
+    metastore = EmbeddedMetastore(directory / "metastore")
     _step("starting Spark (local, with Hive support on that metastore)")
     spark = _spark(uri, metastore.warehouse, directory / "spark")
     pool = HmsClientPool(ClientConfig(uris=parse_uris(uri)))

@@ -7,7 +7,11 @@ from hms_catalog.metastore.embedded import (
     EmbeddedMetastore,
     MetastoreAlreadyRunning,
     MetastoreKerberos,
+    MetastorePortInUse,
     MetastoreStatus,
 )
 
-__all__ = ["DEFAULT_PORT", "EmbeddedMetastore", "MetastoreAlreadyRunning", "MetastoreKerberos", "MetastoreStatus"]
+__all__ = [
+    "DEFAULT_PORT", "EmbeddedMetastore", "MetastoreAlreadyRunning", "MetastoreKerberos", "MetastorePortInUse",
+    "MetastoreStatus",
+]

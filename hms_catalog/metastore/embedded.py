@@ -5,8 +5,9 @@ demo and of the test suite. With :class:`MetastoreKerberos` it runs secure, as p
 SASL/GSSAPI only, with a service principal and keytab from the user's KDC.
 
 Everything it owns lives in one directory: the Derby database, the warehouse, the configuration, the
-compiled helpers, the logs and a small state file that lets a second process (``hms-catalog metastore
-stop``) find the server again.
+compiled helpers, the logs, a small state file that lets a second process (``hms-catalog metastore
+stop``) find the server again, and the port it last listened on: catalogs defined over it name that port,
+so a later start on the same directory takes it again unless told otherwise.
 """
 
 from __future__ import annotations
@@ -31,14 +32,17 @@ from hms_catalog.kerberos.config import (
 )
 from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.metastore import _setup
-from hms_catalog.metastore._process import alive, answers, check_port_free, free_port, listening
+from hms_catalog.metastore._process import alive, answers, free_port, listening, port_free
 from hms_catalog.metastore.kerberos import MetastoreKerberos
 from hms_catalog.properties import METASTORE_URIS, MetastoreUri
 
-__all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "MetastoreAlreadyRunning", "DEFAULT_PORT"]
+__all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "MetastoreAlreadyRunning", "MetastorePortInUse",
+           "DEFAULT_PORT"]
 
 DEFAULT_PORT = 9083
 STATE_FILE = "metastore.json"
+# Kept across stops (the state file is not): the port of the last successful start.
+PORT_FILE = "metastore.port"
 _MARKER = "-Dhms_catalog.metastore.dir="
 # The preparer's level (PrepareDatabase.java): a database prepared at an older level, or never, is
 # prepared again, in place, on its next start. 2: the notification log's MESSAGE is a CLOB; 3: every
@@ -69,6 +73,24 @@ class MetastoreAlreadyRunning(EmbeddedMetastoreError):
         super().__init__(f"a metastore is already running for {directory} at {uri} (pid {pid})")
 
 
+class MetastorePortInUse(EmbeddedMetastoreError):
+    """The port a start was to take is in use; ``remembered`` when it is the one the directory's metastore
+    listened on before (the one its catalogs name), so the message says how to move them too."""
+
+    def __init__(self, directory: Path, port: int, *, remembered: bool) -> None:
+        self.port = port
+        self.remembered = remembered
+        message = f"port {port} is already in use; stop what listens there or pick another with --port"
+        if remembered:
+            message = (
+                f"port {port} is already in use; the metastore of {directory} listened there before, and catalogs "
+                f"defined over it name thrift://127.0.0.1:{port}. Stop what listens there, or start on another port "
+                f"with --port N (0 picks a free one; EmbeddedMetastore(..., port=N) in Python) and point those "
+                f"catalogs at it: ALTER CATALOG <name> SET PROPERTIES ('hive.metastore.uris'='thrift://127.0.0.1:N')"
+            )
+        super().__init__(message)
+
+
 @dataclass(frozen=True)
 class MetastoreStatus:
     """What ``hms-catalog metastore status`` reports."""
@@ -86,7 +108,9 @@ class EmbeddedMetastore:
     """Start, wait for, and stop a metastore whose files live in ``directory``.
 
     Used as a context manager it starts on entry and stops on exit (the test suite does this once per
-    session). ``port=None`` picks a free port.
+    session). ``port`` is where to listen, ``0`` any free port; ``None`` takes the port this directory's
+    metastore listened on last (:attr:`remembered_port`), and on a directory never started ``default_port``,
+    else a free one. Every start remembers its port, so catalogs defined over it keep reaching it.
     """
 
     def __init__(
@@ -94,6 +118,7 @@ class EmbeddedMetastore:
         directory: str | os.PathLike[str],
         port: int | None = None,
         *,
+        default_port: int | None = None,
         events: bool = True,
         heap: str = "512m",
         startup_timeout: float = 120.0,
@@ -102,6 +127,7 @@ class EmbeddedMetastore:
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.port = port
+        self.default_port = default_port
         self.events_requested = events
         self.heap = heap
         self.startup_timeout = startup_timeout
@@ -127,6 +153,16 @@ class EmbeddedMetastore:
             props[SASL_ENABLED] = "true"
             props[SERVICE_PRINCIPAL] = state["principal"]
         return props
+
+    @property
+    def remembered_port(self) -> int | None:
+        """The port of this directory's last successful start; None when it never started (or the file is
+        unreadable, which only costs the memory)."""
+        try:
+            port = int((self.directory / PORT_FILE).read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+        return port if 0 < port < 65536 else None
 
     @property
     def warehouse(self) -> Path:
@@ -206,8 +242,7 @@ class EmbeddedMetastore:
             if helpers and not _prepared_at_current_level(db_dir, prepared):
                 self._prepare_database(base, classpath, env)
                 prepared.write_text(_SCHEMA_LEVEL, encoding="utf-8")
-            port = self.port if self.port is not None else free_port()
-            check_port_free(port)
+            port = self._choose_port()
             out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
             with out:
                 self._process = subprocess.Popen(
@@ -223,6 +258,7 @@ class EmbeddedMetastore:
                     pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
                     principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
                 ))
+                (self.directory / PORT_FILE).write_text(f"{port}\n", encoding="utf-8")
             except BaseException:
                 self._terminate_child()  # never leave a server behind that no state file points to
                 raise
@@ -280,6 +316,18 @@ class EmbeddedMetastore:
                 if text:
                     chunks.append(f"--- {path} ---\n" + "\n".join(text))
         return "\n".join(chunks) or "(the server wrote no log)"
+
+    def _choose_port(self) -> int:
+        """The port to listen on (see the class); MetastorePortInUse when it is taken."""
+        remembered = self.remembered_port if self.port is None else None
+        if self.port == 0:
+            return free_port()
+        port = self.port or remembered or self.default_port
+        if port is None:
+            return free_port()
+        if not port_free(port):
+            raise MetastorePortInUse(self.directory, port, remembered=remembered is not None)
+        return port
 
     def _prepare_database(self, base: list[str], classpath: str, env: dict[str, str]) -> None:
         result = subprocess.run(

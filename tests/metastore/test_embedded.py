@@ -12,7 +12,7 @@ import pytest
 from hms_catalog.client import HmsClientPool
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import EmbeddedMetastoreError
-from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning
+from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning, MetastorePortInUse
 from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support.hms import Admin, table_struct
 
@@ -209,6 +209,43 @@ def test_a_busy_port_is_reported(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(EmbeddedMetastoreError, match=f"port {port} is already in use"):
             EmbeddedMetastore(tmp_path / "busy", port).start()
+
+
+@pytest.mark.slow  # three starts of a metastore of its own, a minute in all
+def test_a_restart_takes_the_port_the_catalogs_name(tmp_path: Path) -> None:
+    """Started again on the same directory, the metastore listens where it did, so a catalog defined over it
+    works after the restart; when that port is taken, the error names it and how to choose another; a port
+    named explicitly wins and is remembered in turn."""
+    from hms_catalog import open_session
+
+    server = EmbeddedMetastore(tmp_path / "ms", events=False)
+    first = server.start()
+    session = open_session(tmp_path / "home")
+    try:
+        session.run_one(f"CREATE CATALOG hive PROPERTIES ('type'='hms', 'hive.metastore.uris'='{first}')")
+        session.run_one("CREATE DATABASE hive.kept")
+        server.stop()
+        server = EmbeddedMetastore(server.directory, events=False)  # a new object: the port is the directory's
+        assert server.start() == first
+        session.run_one("CREATE DATABASE hive.after")  # reaches the metastore itself, whatever is cached
+        assert {"kept", "after"} <= {row[0] for row in session.run_one("SHOW DATABASES FROM hive").rows}
+        server.stop()
+        port = server.remembered_port
+        assert port is not None and first.endswith(f":{port}")
+        with socket.socket() as taken:
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the clients' closed connections linger
+            taken.bind(("127.0.0.1", port))
+            taken.listen(1)
+            with pytest.raises(MetastorePortInUse, match=f"port {port} is already in use(.|\n)*--port N") as refused:
+                EmbeddedMetastore(server.directory, events=False).start()
+            assert refused.value.port == port and refused.value.remembered
+            assert "ALTER CATALOG" in str(refused.value)
+            server = EmbeddedMetastore(server.directory, 0, events=False)
+            moved = server.start()
+        assert moved != first and server.remembered_port == int(moved.rsplit(":", 1)[1])
+    finally:
+        session.manager.close()
+        server.stop()
 
 
 def test_stop_on_a_directory_with_no_server_is_harmless(tmp_path: Path) -> None:
