@@ -10,9 +10,17 @@ catalog service's address into a SparkSession.
 """
 
 from spark_connector.build import ConnectorBuildError, connector_jar
-from spark_connector.session import CATALOG_CLASS, PLUGIN_CLASS, catalog_conf, configure, native_session, session_builder
+from spark_connector.session import (
+    CATALOG_CLASS,
+    EXTENSIONS_CLASS,
+    PLUGIN_CLASS,
+    catalog_conf,
+    configure,
+    native_session,
+    session_builder,
+)
 
 __all__ = [
-    "CATALOG_CLASS", "PLUGIN_CLASS", "ConnectorBuildError", "catalog_conf", "configure", "connector_jar", "native_session",
-    "session_builder",
+    "CATALOG_CLASS", "EXTENSIONS_CLASS", "PLUGIN_CLASS", "ConnectorBuildError", "catalog_conf", "configure", "connector_jar",
+    "native_session", "session_builder",
 ]

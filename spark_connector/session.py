@@ -15,10 +15,21 @@ from hms_catalog.remote.client import resolve_token
 from hms_catalog.store import default_home
 from spark_connector.build import connector_jar
 
-__all__ = ["CATALOG_CLASS", "PLUGIN_CLASS", "catalog_conf", "configure", "native_session", "session_builder"]
+__all__ = ["CATALOG_CLASS", "EXTENSIONS_CLASS", "EXTENSIONS_KEY", "PLUGIN_CLASS", "catalog_conf", "configure",
+           "native_session", "session_builder", "with_extensions"]
 
 CATALOG_CLASS = "hmscatalog.spark.HmsSparkCatalog"
 PLUGIN_CLASS = "hmscatalog.spark.HmsCatalogPlugin"
+# The analyzer rules that give statements on the catalog's tables Spark's own meaning where DSv2 alone gives
+# another (INSERT OVERWRITE with a full static spec in DYNAMIC mode); see docs/spark-connector.md.
+EXTENSIONS_CLASS = "hmscatalog.spark.HmsSessionExtensions"
+EXTENSIONS_KEY = "spark.sql.extensions"
+
+
+def with_extensions(existing: str | None) -> str:
+    """``spark.sql.extensions`` with the connector's extensions appended to ``existing`` (kept, in order)."""
+    names = [name.strip() for name in (existing or "").split(",") if name.strip()]
+    return ",".join(names if EXTENSIONS_CLASS in names else [*names, EXTENSIONS_CLASS])
 
 
 def _settings(server: str, token: str | None, home: str | os.PathLike[str] | None) -> dict[str, str]:
@@ -32,14 +43,19 @@ def _settings(server: str, token: str | None, home: str | os.PathLike[str] | Non
 
 def configure(builder: Any, server: str, token: str | None = None, *, home: str | os.PathLike[str] | None = None,
               plugin: bool = True, extra_jars: tuple[str, ...] = ()) -> Any:
-    """``builder`` with the connector's jar on ``spark.jars`` and the service at ``server``.
+    """``builder`` with the connector's jar on ``spark.jars``, its session extensions on ``spark.sql.extensions``
+    and the service at ``server``.
 
     With ``plugin`` (the default) every catalog of the service becomes a Spark catalog at start; without
     it, add catalogs one by one with :func:`catalog_conf`. ``token`` defaults as for ``open_session``
     (``$HMS_CATALOG_TOKEN``, then the home's ``server.token``). ``spark.jars`` is set, not appended to:
-    pass other jars in ``extra_jars``.
+    pass other jars in ``extra_jars``. ``spark.sql.extensions`` is appended to: extensions already set on
+    ``builder`` stay (the plugin also appends them to what ``spark-defaults.conf`` or ``--conf`` set).
     """
     builder = builder.config("spark.jars", ",".join([str(connector_jar()), *extra_jars]))
+    options = getattr(builder, "_options", None)  # pyspark's builder keeps its settings there; a builder may not
+    existing = options.get(EXTENSIONS_KEY) if isinstance(options, dict) else None
+    builder = builder.config(EXTENSIONS_KEY, with_extensions(existing))
     for key, value in _settings(server, token, home).items():
         builder = builder.config(key, value)
     if plugin:
@@ -67,7 +83,7 @@ def native_session(server: str, token: str | None = None, *, home: str | os.Path
 
     builder = session_builder(server, token, home=home, master=master)
     for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
+        builder = builder.config(key, with_extensions(value) if key == EXTENSIONS_KEY else value)
     spark = builder.getOrCreate()
     register(spark)
     return spark

@@ -83,6 +83,7 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
         .config("spark.pyspark.python", sys.executable)
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.jars", str(connector_jar()))  # the native connector's catalogs, added per test with spark.conf
+        .config("spark.sql.extensions", "hmscatalog.spark.HmsSessionExtensions")  # Spark's meaning where DSv2 differs
         .enableHiveSupport()
         .getOrCreate()
     )
