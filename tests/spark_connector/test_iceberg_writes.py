@@ -205,3 +205,12 @@ def test_the_connectors_transforms_equal_pyicebergs(spark: Any) -> None:
         day = datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=micros)
         assert transforms.day(micros) == (day.date() - datetime.date(1970, 1, 1)).days
         assert transforms.month(micros) == (day.year - 1970) * 12 + day.month - 1
+
+
+def test_a_task_writing_more_partitions_than_it_keeps_open(spark: Any, db: str, metastore_uri: str) -> None:
+    """More partitions in one task than the writer keeps files open for (100): each file still one partition."""
+    _create(metastore_uri, "many", [("id", "bucket[3]"), ("ts", "hour")])
+    start = datetime.datetime(2024, 1, 1)
+    rows = [(i, "x", start + datetime.timedelta(hours=(i * 37) % 260), start.date(), Decimal("1.00")) for i in range(520)]
+    _frame(spark, rows).coalesce(1).writeTo(f"{CATALOG}.{db}.many").append()
+    assert _checked(metastore_uri, "many") == _expected(rows)

@@ -23,7 +23,9 @@ import java.util.Map;
 /**
  * One task's writer for an Iceberg table: each row's partition is computed with Iceberg's transforms
  * ({@link IcebergPartitioning}) and the row goes to the open file of that partition, one file per partition
- * per task, as Iceberg's own fanout writer does (rows of a bucket transform arrive in no useful order).
+ * per task, as Iceberg's own fanout writer does (rows of a bucket transform arrive in no useful order). At
+ * most {@link #MAX_OPEN} files are open at once: the least recently written is closed when another is
+ * needed, and a later row of its partition starts a new file (more files, never a file of two partitions).
  * Files are named {@code <field>=<value>/part-...} under the job's folder and keep every column (Iceberg's
  * data files hold the partition sources). The commit message lists each file with its partition values;
  * the service proves them from the file itself.
@@ -36,7 +38,9 @@ final class IcebergFanoutWriter implements DataWriter<InternalRow> {
     private final TaskAttemptContext context;
     private final UnsafeProjection dataProjection;
     private final String extension;
-    private final Map<List<Object>, Open> open = new LinkedHashMap<>();
+    static final int MAX_OPEN = 100;
+
+    private final Map<List<Object>, Open> open = new LinkedHashMap<>(16, 0.75f, true);  // least recently written first
     private final List<WrittenFiles.File> files = new ArrayList<>();
     private int fileCount;
 
@@ -74,6 +78,12 @@ final class IcebergFanoutWriter implements DataWriter<InternalRow> {
         List<Object> key = partitioning.key(row);
         Open file = open.get(key);
         if (file == null) {
+            if (open.size() >= MAX_OPEN) {
+                var eldest = open.entrySet().iterator();
+                Open closing = eldest.next().getValue();
+                eldest.remove();
+                close(closing);
+            }
             file = open(key);
             open.put(key, file);
         }
@@ -96,16 +106,25 @@ final class IcebergFanoutWriter implements DataWriter<InternalRow> {
         return new Open(writer, relative, values);
     }
 
+    /** Closes {@code file} and lists it (with no size if the close failed, so an abort still deletes it). */
+    private void close(Open file) throws IOException {
+        try {
+            file.writer.close();
+            Path path = new Path(job.staging + "/" + file.relative);
+            long bytes = path.getFileSystem(context.getConfiguration()).getFileStatus(path).getLen();
+            files.add(new WrittenFiles.File(file.relative, file.values, file.rows, bytes));
+        } catch (IOException e) {
+            files.add(new WrittenFiles.File(file.relative, file.values, file.rows, 0));
+            throw e;
+        }
+    }
+
     private void closeAll() throws IOException {
         IOException failure = null;
         for (Open file : open.values()) {
             try {
-                file.writer.close();
-                Path path = new Path(job.staging + "/" + file.relative);
-                long bytes = path.getFileSystem(context.getConfiguration()).getFileStatus(path).getLen();
-                files.add(new WrittenFiles.File(file.relative, file.values, file.rows, bytes));
+                close(file);
             } catch (IOException e) {
-                files.add(new WrittenFiles.File(file.relative, file.values, file.rows, 0));
                 failure = failure == null ? e : failure;
             }
         }
