@@ -80,9 +80,10 @@ class CatalogManager:
         self._client_factory = client_factory
         self._lock = threading.Lock()
         self._live: dict[str, ExternalCatalog] = {}
-        # The definitions' generation each live catalog was last checked at: while the store's is the same,
-        # its definition has not changed and need not be read again.
-        self._checked: dict[str, int] = {}
+        # Each live catalog with the definitions' generation it was last checked at: while the store's is the
+        # same, its definition has not changed and need not be read again. Kept as a pair, so a lookup never
+        # pairs a catalog already replaced (and closed) with a generation checked for its replacement.
+        self._checked: dict[str, tuple[ExternalCatalog, int]] = {}
         # REFRESHes of the other processes on this home (a notebook, Spark's planning worker) reach ours.
         self.refresh_log = refresh_log if refresh_log is not None else RefreshLog(
             store.home, writer=None if shared is None else _REPLICA_WRITER + shared.replica)
@@ -99,12 +100,11 @@ class CatalogManager:
         catalog; a replacement is built before the old one is closed.
         """
         self._apply_others_refreshes()
-        key = name.lower()
-        live = self._live.get(key)
-        if live is not None and self.shared is not None and isinstance(live.versions, SharedCatalogVersions):
-            versions = live.versions
+        checked = self._checked.get(name.lower())
+        if checked is not None and self.shared is not None and isinstance(checked[0].versions, SharedCatalogVersions):
+            live, versions = checked[0], checked[0].versions
             generation, current = self.shared.journal.heads(versions.catalog_id)
-            if self._checked.get(key) == generation:
+            if checked[1] == generation:
                 if current > versions.current or versions.pending():
                     versions.flush()  # what other processes changed, before this statement reads
                 return live
@@ -121,7 +121,7 @@ class CatalogManager:
             else:
                 fresh = self._live[definition.name] = self._build(definition, CatalogConfig.from_properties(definition.properties))
             if generation is not None:
-                self._checked[definition.name] = generation
+                self._checked[definition.name] = (self._live[definition.name], generation)
         if fresh is not None:
             if live is not None:
                 live.close()
@@ -268,6 +268,7 @@ class CatalogManager:
     def close(self) -> None:
         with self._lock:
             live, self._live = list(self._live.values()), {}
+            self._checked = {}
         for catalog in live:
             catalog.close()
 
