@@ -60,7 +60,7 @@ def finish_unfinished(catalog: ExternalCatalog, root: Path | None, running: set[
             finally:
                 catalog.caches.invalidate_table(database, name)
             if log.done and not log.recorded:
-                catalog.caches.versions.record(ChangeKind.CHANGED, CatalogObject.for_table(database, name), ChangeSource.WRITE)
+                catalog.caches.versions.record(ChangeKind.CHANGED, CatalogObject.for_table(database, name), ChangeSource(log.source))
         count += 1
     return count
 

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolFactory
 from thrift.TSerialization import deserialize, serialize
@@ -61,12 +61,16 @@ class UndoLog:
     deletes: list[str] = field(default_factory=list)  # taken after the commit is done, in this order
     recorded: bool = False  # the change is in the catalog's log (a restart that finishes the commit records it otherwise)
     staging: str = ""  # the job's staging folder: deleted with what it holds once a killed process's commit is undone
+    source: str = "write"  # what made the change (a ChangeSource value), for a restart that records it
+    closed: Callable[[], None] = lambda: None  # told when the log is removed
     _moves: list[tuple[str, str]] = field(default_factory=list)  # renames written down with the next step
 
     @classmethod
-    def begin(cls, folder: Path | None, job: str, database: str, table: str, staging: str = "") -> UndoLog:
-        log = cls(None if folder is None else folder / f"{job}.jsonl", (database, table), staging=staging)
-        log._append({"table": [database, table], "staging": staging})
+    def begin(cls, folder: Path | None, name: str, database: str, table: str, *, staging: str = "", source: str = "write",
+              closed: Callable[[], None] = lambda: None) -> UndoLog:
+        log = cls(None if folder is None else folder / f"{name}.jsonl", (database, table), staging=staging, source=source,
+                  closed=closed)
+        log._append({"table": [database, table], "staging": staging, "source": source})
         return log
 
     def will_move(self, source: str, target: str) -> None:
@@ -131,6 +135,7 @@ class UndoLog:
         if self.path is not None:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
+        self.closed()
 
     def _step(self, step: dict[str, Any]) -> None:
         self.steps.append(step)
@@ -155,7 +160,8 @@ class UndoLog:
             except json.JSONDecodeError:
                 break
         header: dict[str, Any] = records[0] if records else {"table": ["", ""]}
-        log = cls(path, (header["table"][0], header["table"][1]), staging=header.get("staging", ""))
+        log = cls(path, (header["table"][0], header["table"][1]), staging=header.get("staging", ""),
+                  source=header.get("source", "write"))
         for record in records[1:]:
             if "op" in record:
                 log.steps.append(record)
@@ -214,8 +220,28 @@ def _dropped_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
         client.add_partitions(partitions[start : start + 1000], if_not_exists=True)
 
 
+def _renamed_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
+    """Rename back: the metastore moves a managed table's folder back as it moved it (its location is sent
+    unchanged), then a data source table's ``path`` follows it. Either half may already be done."""
+    from hms_catalog.client.calls import MetastoreCalls
+
+    reads = cast(MetastoreCalls, client)  # a catalog's client reads as well as writes
+    try:
+        current = reads.get_table(step["new_database"], step["new_table"])
+    except NotFoundError:
+        current = None
+    if current is not None:
+        back = ttypes.Table(**{**current.__dict__, "dbName": step["database"], "tableName": step["table"]})
+        client.alter_table(step["new_database"], step["new_table"], back)
+    restored = reads.get_table(step["database"], step["table"])
+    serde = restored.sd.serdeInfo if restored.sd is not None else None
+    if serde is not None and "path" in (serde.parameters or {}) and serde.parameters["path"] != restored.sd.location:
+        serde.parameters = {**serde.parameters, "path": restored.sd.location}
+        client.alter_table(step["database"], step["table"], restored)
+
+
 _UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {
     "moved": _moved, "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
     "dropped_partitions": _dropped_partitions, "altered_table": _altered_table, "created_table": _created_table,
-    "dropped_table": _dropped_table,
+    "dropped_table": _dropped_table, "renamed_table": _renamed_table,
 }

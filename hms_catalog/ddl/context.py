@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import secrets
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Concatenate, ParamSpec
@@ -20,6 +21,7 @@ from typing import Concatenate, ParamSpec
 from hms_catalog._locks import TableLocks
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.writes import MetastoreWrites
+from hms_catalog.commits.undo import UndoLog
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.model import ExternalCatalog
 
@@ -61,6 +63,7 @@ class RecordedChanges(list[tuple[ChangeKind, CatalogObject]]):
     def __init__(self, expect: Callable[[str, str, str, int], None] = lambda *event: None) -> None:
         super().__init__()
         self._expect = expect
+        self.recorded: list[Callable[[], None]] = []  # called once the changes are recorded
 
     def expect(self, event_type: str, database: str, table: str, count: int = 1) -> None:
         if count > 0:
@@ -112,8 +115,33 @@ class DdlContext:
                         caches.self_events.withdraw(expectation)
             for kind, obj in changes:
                 changes.version = caches.versions.record(kind, obj, source)
+            for then in changes.recorded:
+                then()
             for database, table in objects:
                 self.announce(database, table or None)
+
+    @contextlib.contextmanager
+    def undoable(self, changes: RecordedChanges, database: str, table: str) -> Iterator[UndoLog]:
+        """A DDL of many metastore calls made whole, inside :meth:`changing` (whose ``changes`` it takes):
+        each call written to an undo log before it is made (see :mod:`hms_catalog.commits`). A failure undoes
+        the calls before it; a process killed in the middle leaves the log, which the next start undoes, or
+        once the block ended (the log marked done) records the change if the kill came before that."""
+        log = self.catalog.write_jobs.open_log(f"ddl-{secrets.token_hex(8)}", database, table, source=ChangeSource.DDL.value)
+        try:
+            yield log
+            log.mark_done()
+        except BaseException as error:
+            try:
+                log.undo(self.client)
+            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
+                error.add_note(str(failure))
+            raise
+
+        def recorded() -> None:
+            log.mark_recorded()
+            log.finish()
+
+        changes.recorded.append(recorded)
 
     def outcome(self, message: str, changes: Sequence[tuple[ChangeKind, CatalogObject]] = ()) -> DdlOutcome:
         return DdlOutcome(message, self.version_of(changes), tuple(f"{kind.value} {obj}" for kind, obj in changes))

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.alter import partition_provider
-from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
+from hms_catalog.ddl.context import DdlContext, DdlOutcome, RecordedChanges, table_locked
 from hms_catalog.ddl.locations import check_location
 from hms_catalog.ddl.partition_values import normalized_values
 from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues, RecoverPartitions
@@ -44,33 +44,37 @@ def _partitioned(ctx: DdlContext, database: str, name: str, action: str) -> ttyp
     return struct
 
 
-def _add(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partition], *, if_not_exists: bool) -> int:
-    """Add in batches; on a failure drop what this call added, then raise."""
+def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partitions: list[ttypes.Partition], *,
+         if_not_exists: bool) -> int:
+    """Add in batches, each written to an undo log first: a failure, or a process killed in the middle,
+    leaves none of them."""
     database, name = struct.dbName.lower(), struct.tableName.lower()
     keys = [k.name.lower() for k in struct.partitionKeys]
-    added: list[str] = []
-    try:
+    added = 0
+    with ctx.undoable(changes, database, name) as log:
         for start in range(0, len(partitions), BATCH):
             batch = partitions[start : start + BATCH]
             if if_not_exists:
                 existing = {tuple(p.values) for p in ctx.catalog.client.get_partitions_by_names(
                     database, name, [_name(keys, p) for p in batch])}
                 batch = [p for p in batch if tuple(p.values) not in existing]
+            if not batch:
+                continue
+            log.will("added_partitions", database=database, table=name, names=[_name(keys, p) for p in batch])
             try:
                 ctx.client.add_partitions(batch)
-            except MetastoreError as error:
-                _raise_if_one_existed(ctx, struct, keys, batch, error)
+            except AlreadyExistsError:
+                log.forget_last()  # nothing of the batch was added, and what exists is not this statement's to drop
                 raise
-            added += [_name(keys, p) for p in batch]
-    except BaseException as error:
-        if added:
-            try:
-                ctx.client.drop_partitions(database, name, added, delete_data=False, if_exists=True)
-            except Exception as cleanup:  # noqa: BLE001 - reported with the error that made it necessary
-                error.add_note(f"dropping the {len(added)} partition(s) added before the failure failed too "
-                               f"({_shortened(str(cleanup))}): drop them with ALTER TABLE .. DROP PARTITION")
-        raise
-    return len(added)
+            except MetastoreError as error:
+                try:
+                    _raise_if_one_existed(ctx, struct, keys, batch, error)
+                except AlreadyExistsError:
+                    log.forget_last()
+                    raise
+                raise
+            added += len(batch)
+    return added
 
 
 def _raise_if_one_existed(ctx: DdlContext, struct: ttypes.Table, keys: list[str], batch: list[ttypes.Partition],
@@ -112,7 +116,7 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
         structs.append(partition_struct(struct, normalized))
     batches = -(-len(structs) // BATCH)
     with ctx.changing([(database, name)], events=[("ADD_PARTITION", database, name, batches)]) as changes:
-        added = _add(ctx, struct, structs, if_not_exists=change.if_not_exists)
+        added = _add(ctx, changes, struct, structs, if_not_exists=change.if_not_exists)
         if added:
             changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     skipped = len(structs) - added
@@ -223,7 +227,7 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
         if stamp:
             struct.parameters = {**(struct.parameters or {}), **stamp}
             ctx.client.alter_table(database, name, struct)
-        added = _add(ctx, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
+        added = _add(ctx, changes, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
         dropped = ctx.client.drop_partitions(database, name, vanished, delete_data=False, if_exists=True) if vanished else 0
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     return ctx.outcome(f"partitions of '{full}' recovered: {added} added" + (f", {dropped} dropped" if change.drop else ""), changes)

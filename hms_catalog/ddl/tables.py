@@ -153,10 +153,11 @@ def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, n
         managed = struct.tableType == "MANAGED_TABLE" and (struct.parameters or {}).get("EXTERNAL", "").upper() != "TRUE"
         follow = managed and serde is not None and "path" in (serde.parameters or {})
         events = [("ALTER_TABLE", database, name, 1)] + ([("ALTER_TABLE", new_database, new_name, 1)] if follow else [])
-        with ctx.changing(names, events=events) as changes:
+        with ctx.changing(names, events=events) as changes, ctx.undoable(changes, database, name) as log:
             renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
+            log.will("renamed_table", database=database, table=name, new_database=new_database, new_table=new_name)
             ctx.client.alter_table(database, name, renamed)
-            if follow:
+            if follow:  # a second call: a kill between the two renames the table back (and its folder)
                 _follow_path(ctx, new_database, new_name)
             changes += [(ChangeKind.DROPPED, CatalogObject.for_table(database, name)),
                         (ChangeKind.ADDED, CatalogObject.for_table(new_database, new_name))]

@@ -58,6 +58,7 @@ class WriteJobs:
     def __init__(self, commits: Path | None = None) -> None:
         self.commits = commits
         self._lock = threading.Lock()
+        self._open_logs: set[str] = set()
         self._jobs: dict[str, WriteJob] = {}
         self._sequence = 0
         self._journal: list[tuple[int, str, str, frozenset[str], str]] = []  # (sequence, database, table, names, job)
@@ -84,14 +85,25 @@ class WriteJobs:
 
     def undo_log(self, job: WriteJob) -> UndoLog:
         """A new undo log for ``job``'s commit."""
-        folder = process_folder(self.commits)
-        return UndoLog.begin(folder, job.id, job.database, job.table, job.staging)
+        return self.open_log(job.id, job.database, job.table, staging=job.staging, source="write")
+
+    def open_log(self, name: str, database: str, table: str, *, staging: str = "", source: str = "write") -> UndoLog:
+        """A new undo log of a change of many steps (a commit, or a DDL of many calls): no recovery in this
+        process touches it until it is removed."""
+        with self._lock:
+            self._open_logs.add(name)
+
+        def closed() -> None:
+            with self._lock:
+                self._open_logs.discard(name)
+
+        return UndoLog.begin(process_folder(self.commits), name, database, table, staging=staging, source=source, closed=closed)
 
     def finish_unfinished(self, catalog: ExternalCatalog, table: tuple[str, str] | None = None) -> int:
         """Undo or finish what killed processes' commits left (``table``'s only, when given), never a commit
         this process is running."""
         with self._lock:
-            running = set(self._jobs)
+            running = set(self._jobs) | self._open_logs
         return finish_unfinished(catalog, self.commits, running, table)
 
     def end(self, job_id: str) -> None:

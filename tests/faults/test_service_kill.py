@@ -5,7 +5,8 @@ exactly when the metastore holds it.
 Each run overwrites a data source table of 1,100 partitions (STATIC, no spec) with a set that shares half
 of its partitions with the one before, so one commit adds 550 partitions (the batches), replaces 550 and
 drops 550; the service is killed at a random moment of that commit and started again on the same home.
-KILL_RUNS (3 in the suite) sets the number of runs, KILL_SEED the random seed.
+KILL_RUNS (3 in the suite) sets the number of runs, KILL_SEED the random seed. The DDL test's ADD PARTITION
+and RENAME are killed the same way, at a random moment of their measured length.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from tests.support.service import Server, killable
 pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 PARTITIONS = 1100
+ADDED = 1200  # partitions of one ADD PARTITION: two add_partitions calls
+RENAMED = 20  # partitions of the table renamed
 TABLE = {"name": "wide", "columns": [{"name": "id", "type": "int"}, {"name": "gen", "type": "int"}],
          "partition_columns": [{"name": "p", "type": "int"}], "provider": "parquet"}
 
@@ -38,18 +41,18 @@ def _path(location: str) -> Path:
     return Path(urlsplit(location).path)
 
 
-def _names(generation: int) -> list[int]:
+def _names(generation: int, count: int = PARTITIONS) -> list[int]:
     """Generation g's partitions: shares half with g - 1's."""
-    return [(generation * PARTITIONS // 2 + i) % (PARTITIONS * 2) for i in range(PARTITIONS)]
+    return [(generation * count // 2 + i) % (count * 2) for i in range(count)]
 
 
-def _write(server: Server, table: str, generation: int) -> tuple[str, dict[str, Any]]:
+def _write(server: Server, table: str, generation: int, count: int = PARTITIONS) -> tuple[str, dict[str, Any]]:
     """A job's files (2 rows a partition, the generation in each row) and its commit body."""
     begun = server.request("POST", table + "/writes", {})
     assert begun.status == 200, begun
     job = begun.json()
     files = []
-    for p in _names(generation):
+    for p in _names(generation, count):
         relative = f"p={p}/part-00000-{uuid.uuid4().hex}.c000.parquet"
         target = _path(job["staging"]) / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -152,4 +155,89 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
             current = {_path(p.sd.location) for p in admin.pool.call("get_partitions", unique_name, "wide", -1)}
             orphans = [f for f in root.rglob("*") if f.is_file() and f.parent not in current]
             assert orphans == [], f"run {run}: files outside every partition: {orphans[:5]}"
+    print(f"kill -9 runs: {outcomes}")
+
+
+def _changes_of(server: Server, database: str, table: str) -> int:
+    client = server.client()
+    try:
+        result = client.statement("SHOW CHANGES FROM hive")
+    finally:
+        client.close()
+    rows = [dict(zip(result["columns"], row)) for row in result["rows"]]
+    return sum(1 for row in rows if row["Source"] == "ddl" and f"{database}.{table}" in str(row["Object"]))
+
+
+def _killed_during(server: Server, method: str, path: str, body: dict[str, Any], chance: random.Random, took: float) -> str:
+    answers: list[int] = []
+    sender = threading.Thread(target=lambda: answers.append(_answer(server, method, path, body)), daemon=True)
+    sender.start()
+    pause = chance.uniform(0.0, took * 1.2)
+    time.sleep(pause)
+    server.process.kill()
+    sender.join(timeout=30)
+    return f"killed at {pause:.2f} s of {took:.2f} s, answered {answers}"
+
+
+def _answer(server: Server, method: str, path: str, body: dict[str, Any]) -> int:
+    try:
+        return server.request(method, path, body).status
+    except OSError:
+        return 0
+
+
+def test_kill_9_of_the_service_during_multi_call_ddl_leaves_it_whole_or_undone(tmp_path: Path, metastore_uri: str,
+                                                                              admin: Admin, unique_name: str) -> None:
+    """ADD PARTITION of 1,200 partitions (two add_partitions calls) and the RENAME of a managed data source
+    table (the metastore moves its folder, then its ``path`` follows: two calls), each killed at a random
+    moment: after a restart, all of the partitions or none; the table under one name with its folder and
+    ``path`` agreeing and its rows readable; one change logged exactly when the metastore holds the change."""
+    home = tmp_path / "home"
+    chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
+    base = f"/v1/catalogs/hive/databases/{unique_name}/tables"
+    with killable(home) as server:
+        client = server.client()
+        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.close()
+        assert server.request("POST", "/v1/catalogs/hive/databases", {"name": unique_name}).status == 200
+        assert server.request("POST", base, {**TABLE, "name": "many"}).status == 200
+        assert server.request("POST", base, {**TABLE, "name": "named0"}).status == 200
+        job, body = _write(server, base + "/named0", 0, RENAMED)
+        assert server.request("POST", f"/v1/catalogs/hive/writes/{job}/commit", body).status == 200
+        started = time.monotonic()
+        trial = {"partitions": [{"values": {"p": str(-1 - i)}} for i in range(ADDED)]}
+        assert server.request("POST", base + "/many/partitions", trial).status == 200
+        took_add = time.monotonic() - started
+        started = time.monotonic()
+        assert server.request("PATCH", f"{base}/named0", {"changes": [{"op": "rename", "name": "n0x"}]}).status == 200
+        took_rename = time.monotonic() - started
+    outcomes = []
+    name = "n0x"
+    for run in range(int(os.environ.get("KILL_RUNS", "3"))):
+        values = [{"values": {"p": str(run * ADDED + i)}} for i in range(ADDED)]
+        with killable(home) as server:
+            before_many = set(admin.pool.call("get_partition_names", unique_name, "many", -1))
+            logged_many = _changes_of(server, unique_name, "many")
+            how = _killed_during(server, "POST", base + "/many/partitions", {"partitions": values}, chance, took_add)
+        with killable(home) as server:
+            now = set(admin.pool.call("get_partition_names", unique_name, "many", -1))
+            added = now - before_many
+            assert added in (set(), {f"p={v['values']['p']}" for v in values}), f"run {run}: {len(added)} of {len(values)} added ({how})"
+            assert _changes_of(server, unique_name, "many") == logged_many + (1 if added else 0), how
+            outcomes.append(f"add {'after' if added else 'before'} ({how})")
+            new_name = f"n{run + 1}x"
+            how = _killed_during(server, "PATCH", f"{base}/{name}", {"changes": [{"op": "rename", "name": new_name}]}, chance,
+                                 took_rename)
+        with killable(home) as server:
+            tables = set(admin.pool.call("get_all_tables", unique_name))
+            assert len({name, new_name} & tables) == 1, f"run {run}: {tables} ({how})"
+            current = new_name if new_name in tables else name
+            struct = admin.pool.call("get_table", unique_name, current)
+            assert struct.sd.serdeInfo.parameters["path"] == struct.sd.location, (struct.sd.location, how)
+            rows = sum(pq.read_table(f).num_rows for f in _path(struct.sd.location).rglob("*.parquet"))
+            assert rows == 2 * RENAMED, (rows, how)
+            renamed = current == new_name
+            assert _changes_of(server, unique_name, new_name) == (1 if renamed else 0), how
+            outcomes.append(f"rename {'after' if renamed else 'before'} ({how})")
+            name = current
     print(f"kill -9 runs: {outcomes}")
