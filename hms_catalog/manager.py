@@ -154,11 +154,20 @@ class CatalogManager:
         with self._lock:
             return list(self._live)
 
+    def finish_unfinished_commits(self) -> None:
+        """Build every catalog whose commit folder holds undo logs: building one undoes (or finishes) the
+        commits a killed process left, so a service that starts serves no table half-written."""
+        for definition in self.definitions():
+            folder = self.store.home / "commits" / definition.id
+            if folder.is_dir() and any(folder.rglob("*.jsonl")):
+                self.catalog(definition.name)
+
     def _build(self, definition: CatalogDefinition, config: CatalogConfig) -> ExternalCatalog:
         client = self._client_for(definition, config)
+        commits = self.store.home / "commits" / definition.id  # the undo logs of its writes' commits (see finish_unfinished_commits)
         on_first_use = self.events is EventFollowing.FIRST_USE
         if self.shared is None:
-            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches),
+            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), commits=commits,
                                     follow_on_first_use=on_first_use)
         else:
             versions = SharedCatalogVersions(self.shared.journal, definition.id)
@@ -166,7 +175,8 @@ class CatalogManager:
             versions.catch_up()
             lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
-                                    follow_lease=lease, follow_on_first_use=on_first_use)
+                                    follow_lease=lease, commits=commits, follow_on_first_use=on_first_use)
+        _finish_unfinished_commits(built)
         return built
 
     def _client_for(self, definition: CatalogDefinition, config: CatalogConfig) -> MetastoreCalls:
@@ -281,6 +291,16 @@ class CatalogManager:
 
 
 _REPLICA_WRITER = "replica:"  # the refresh log's writer prefix of service replicas
+
+
+def _finish_unfinished_commits(catalog: ExternalCatalog) -> None:
+    """Before a catalog serves anything, the writes a killed process left half-committed are undone (or
+    finished): every table reads as before or as after them. A metastore out of reach now leaves them to
+    the table's next write or RECOVER."""
+    try:
+        catalog.write_jobs.finish_unfinished(catalog)
+    except Exception as error:  # noqa: BLE001 - logged; tried again before the table's next write
+        _log.warning("unfinished commits of catalog %s were not finished yet: %s", catalog.name, error)
 
 
 def _refresh(catalog: ExternalCatalog, database: str | None, table: str | None) -> None:

@@ -52,6 +52,7 @@ def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedTok
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(manager.finish_unfinished_commits)  # before the first request is served
         if state.store_follower is not None:
             state.store_follower.start()
         try:

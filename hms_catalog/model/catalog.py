@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hms_catalog._lazy import Lazy
@@ -50,6 +51,7 @@ class ExternalCatalog:
         caches: CatalogCaches | None = None,
         *,
         follow_lease: FollowLease | None = None,
+        commits: Path | None = None,
         follow_on_first_use: bool = True,
     ) -> None:
         self.definition = definition
@@ -68,7 +70,8 @@ class ExternalCatalog:
         # A serving process calls follow_events() when it builds the catalog; a one-shot CLI run never follows.
         self._following = Lazy(self._start_following if follow_on_first_use else _not_following)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
-        self.write_jobs = WriteJobs()  # writes begun and not committed or aborted, and what commits replaced
+        # writes begun and not committed or aborted, what commits replaced, and where commits keep their undo logs
+        self.write_jobs = WriteJobs(commits)
 
     @property
     def name(self) -> str:
