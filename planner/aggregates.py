@@ -88,11 +88,15 @@ class FileFacts(NamedTuple):
 
 @dataclass(frozen=True)
 class PartitionAnswer:
+    """One partition's partial results, and its row count: a partition of no rows makes no group of a GROUP
+    BY (Spark's own scan finds no row to group), though it still counts 0 for an aggregate of no groups."""
+
     values: tuple[tuple[str, str | None], ...]
     results: tuple[int | str | None, ...]
+    rows: int = -1  # -1: not known
 
     def to_json(self) -> dict[str, Any]:
-        return {"partition_values": [list(pair) for pair in self.values], "values": list(self.results)}
+        return {"partition_values": [list(pair) for pair in self.values], "values": list(self.results), "rows": self.rows}
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,7 @@ def _partition(request: AggregateRequest, schema: TableSchema, values: tuple[tup
     if isinstance(facts, int):
         if not request.count_only:
             raise _Refused("only count(*) is known for a partition without file statistics")
-        return PartitionAnswer(values, tuple(facts for _ in request.functions))
+        return PartitionAnswer(values, tuple(facts for _ in request.functions), facts)
     files = facts()
     rows = sum(f.rows for f in files)
     results: list[int | str | None] = []
@@ -167,7 +171,7 @@ def _partition(request: AggregateRequest, schema: TableSchema, values: tuple[tup
             results.append(_partition_column(function.function, rows, partition_values.get(name), column.type))
         else:
             results.append(_data_column(function.function, name, column.type, files))
-    return PartitionAnswer(values, tuple(results))
+    return PartitionAnswer(values, tuple(results), rows)
 
 
 def _partition_column(function: str, rows: int, raw: str | None, kind: DataType | None) -> int | str | None:

@@ -80,6 +80,18 @@ def test_count_and_aggregates(spark: Any, connected: str, written: str) -> None:
         assert ours == theirs
 
 
+def test_an_empty_partition_makes_no_group_as_in_sparks_own_scan(spark: Any, connected: str, written: str) -> None:
+    """Aggregates answered from metadata, grouped by a partition column: a partition with no rows (added by
+    ALTER TABLE .. ADD PARTITION) gives no group, and still counts 0 without a GROUP BY."""
+    spark.sql(f"CREATE TABLE spark_catalog.{written}.gaps (id INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO spark_catalog.{written}.gaps PARTITION (p='full') VALUES (1), (2)")
+    spark.sql(f"ALTER TABLE spark_catalog.{written}.gaps ADD PARTITION (p='empty')")
+    for query in ("SELECT p, count(*), max(id) FROM {}.gaps GROUP BY p", "SELECT count(*) FROM {}.gaps",
+                  "SELECT count(*) FROM {}.gaps WHERE p = 'empty'", "SELECT p, count(*) FROM {}.gaps WHERE p = 'empty' GROUP BY p"):
+        ours = sorted(spark.sql(query.format(f"{connected}.{written}")).collect())
+        assert ours == sorted(spark.sql(query.format(f"spark_catalog.{written}")).collect()), query
+
+
 def test_joins_across_catalogs(spark: Any, connected: str, written: str) -> None:
     query = (f"SELECT a.id, a.dt, b.label FROM {{0}}.{written}.pq a JOIN spark_catalog.{written}.ds b ON a.id = b.id "
              f"WHERE a.hr = 1")

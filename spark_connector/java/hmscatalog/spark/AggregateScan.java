@@ -112,8 +112,8 @@ final class AggregateScan implements LocalScan {
             for (Predicate predicate : keep) {
                 kept &= filter.matches(predicate, values);
             }
-            if (!kept) {
-                continue;
+            if (!kept || (!groupTypes.isEmpty() && partition.path("rows").asLong(-1) == 0)) {
+                continue;  // a partition of no rows makes no group, as Spark's own scan finds no row to group
             }
             List<Object> key = new ArrayList<>();
             for (int i = 0; i < groupTypes.size(); i++) {
