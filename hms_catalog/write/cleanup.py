@@ -2,7 +2,7 @@
 
 A staging folder is a dead job's when no live job of this catalog owns it, no unfinished commit's undo log
 names it (those are undone or finished first), and no location of the table points into it (older
-releases pointed replaced partitions into staging folders and marked them committed).
+releases pointed replaced partitions into staging folders; a write moves them back to the table's own).
 Such folders are deleted by the table's next write and by ALTER TABLE .. RECOVER PARTITIONS. Live jobs
 are those of this process: a job begun through another service process on the same table is not known
 here.
@@ -26,7 +26,7 @@ def remove_stale_staging(catalog: ExternalCatalog, struct: ttypes.Table, root: s
     commits are undone or finished first: what they set aside waits in their staging folders."""
     catalog.write_jobs.finish_unfinished(catalog, (struct.dbName.lower(), struct.tableName.lower()))
     live = catalog.write_jobs.live(struct.dbName.lower(), struct.tableName.lower())
-    candidates = [folder for folder in staging.stale_staging(root, live, ()) if not staging.committed(folder)]
+    candidates = staging.stale_staging(root, live, ())
     if not candidates:
         return []
     current = [struct.sd.location] if struct.sd is not None and struct.sd.location else []

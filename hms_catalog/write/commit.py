@@ -90,12 +90,15 @@ def _undo(ctx: DdlContext, log: UndoLog, error: BaseException) -> None:
 
 
 def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
-    """Move what ``location`` holds into the job's staging folder (deleted once the commit is done): the
-    folder itself in one rename, or its visible entries one by one when it holds the staging folder (a
-    table's root)."""
+    """Move what ``location`` holds aside, into the job's staging folder (or beside it, hidden, when it lies
+    outside the table's folder), deleted once the commit is done: the folder itself in one rename, or its
+    visible entries one by one when it holds the staging folder (a table's root)."""
     if not staging.exists(location):
         return
-    backup = f"{job.staging}/.replaced/{len(log.deletes)}"
+    if staging.is_within(location, job.root):
+        backup = f"{job.staging}/.replaced/{len(log.deletes)}"
+    else:  # a partition's own LOCATION elsewhere, maybe on another filesystem: set aside beside it, hidden
+        backup = f"{posixpath.dirname(location.rstrip('/'))}/.hms-replaced-{job.id}-{len(log.deletes)}"
     log.delete_later(backup)
     if staging.is_within(job.staging, location):
         for child in staging.visible_children(location):

@@ -1,10 +1,11 @@
-"""Beginning and aborting a write job, and clearing what crashed jobs left.
+"""Beginning, committing and aborting a write job, and clearing what crashed jobs left.
 
 A job begins before any file is written: the table must take writes (:func:`write_target` says why not),
 and a CREATE TABLE AS must name a database that exists and a table that does not (unless it replaces
 it). An abort deletes the job's staging folder, and for a CREATE TABLE AS the table's folder too when
-the job made it. A crashed job's staging folder (no live job, nothing committed in it, no location
-pointing into it) is deleted by the next write of the table, and by ALTER TABLE .. RECOVER PARTITIONS.
+the job made it. A crashed job's staging folder (no live job, no unfinished commit's undo log, no
+location pointing into it) is deleted by the next write of the table, and by ALTER TABLE .. RECOVER
+PARTITIONS.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.formats._paths import is_hidden, join_location, normalize_location, resolve
 
-__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder", "committed",
+__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",
            "delete_any",
            "is_empty_folder", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
            "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
@@ -98,14 +98,6 @@ def make_folder(location: str) -> None:
     filesystem.create_dir(path, recursive=True)
 
 
-
-
-_COMMITTED = "_committed"  # hidden: a staging folder an older release pointed a current location into
-
-
-def committed(location: str) -> bool:
-    filesystem, path = resolve(location)
-    return filesystem.get_file_info(f"{path.rstrip('/')}/{_COMMITTED}").type == pafs.FileType.File
 
 
 def delete_any(location: str) -> None:

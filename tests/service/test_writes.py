@@ -183,3 +183,20 @@ def test_two_appends_adding_one_new_partition_both_land(ddl_service: Server, eve
     partition = admin.pool.call("get_partition_by_name", unique_name, "events", "dt=new")
     assert partition.parameters["numFiles"] == "2" and partition.parameters["numRows"] == "10"
     assert not _path(jobs[1]["staging"]).exists()
+
+
+def test_a_partition_with_a_location_of_its_own_is_overwritten_in_place(ddl_service: Server, events: str, admin: Admin,
+                                                                       unique_name: str, tmp_path: Path) -> None:
+    """A partition whose LOCATION lies outside the table's folder keeps it: the old files are set aside beside
+    it (hidden) and deleted once the commit is done; the new files are the only ones there."""
+    elsewhere = tmp_path / "elsewhere" / "dt=far"
+    elsewhere.mkdir(parents=True)
+    pq.write_table(pa.table({"id": pa.array(range(7), pa.int32())}), elsewhere / "old.parquet")
+    ok(ddl_service.request("POST", events + "/partitions", {"partitions": [{"values": {"dt": "far"}, "location": f"file://{elsewhere}"}]}))
+    answer = write(ddl_service, events, {"far": 3})
+    assert answer.status == 200 and answer.json()["replaced"] == 1, answer
+    partition = admin.pool.call("get_partition_by_name", unique_name, "events", "dt=far")
+    assert _path(partition.sd.location) == elsewhere
+    assert [p.name for p in elsewhere.iterdir()] != ["old.parquet"] and _count(admin, unique_name, "far") == 3
+    assert sorted(p.name for p in elsewhere.parent.iterdir()) == ["dt=far"]  # nothing set aside is left
+    assert partition.parameters["numFiles"] == "1" and partition.parameters["numRows"] == "3"
