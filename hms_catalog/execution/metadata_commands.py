@@ -9,6 +9,7 @@ from hms_catalog.execution.browse_commands import like_matcher
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
 from hms_catalog.formats.metadata import TableMetadata
+from hms_catalog.manager import EventFollowing
 from hms_catalog.sql import ast
 
 __all__ = ["CACHE_COLUMNS", "SCHEMA_CACHE_COLUMNS", "TABLE_STATUS_COLUMNS", "CHANGES_COLUMNS"]
@@ -79,7 +80,9 @@ def show_changes(session: Session, statement: ast.ShowChanges) -> Result:
         notes.append(f"changes after version {since} were dropped from the log (it keeps "
                      f"{catalog.versions.capacity}): REFRESH what you depend on")
     follower = catalog.follower
-    if follower is None:
+    if follower is not None and session.manager.events is EventFollowing.OFF:
+        notes.append("metastore events are followed by a service on this home, not by this one-shot run")
+    elif follower is None:
         notes.append("metastore events are not followed (hive.enable_hms_events_incremental_sync is false)")
     else:
         status = follower.status()
