@@ -19,11 +19,13 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * One write job. It begins at the service before any task runs (a token that may not write is refused
- * here, and a table that takes no writes says why), runs Spark's writers in the tasks, and commits by
- * sending the service the committed tasks' files: the service swaps them in as one catalog event. An
- * aborted job asks the service to delete what it wrote. A CREATE TABLE AS keeps its commit for the staged
- * table's {@code commitStagedChanges}, so the table appears with its data only once the query succeeded.
+ * One write job. It begins at the service when Spark asks the driver for the writer factory, before any
+ * task runs (a token that may not write is refused there, and a table that takes no writes says why), runs
+ * Spark's writers in the tasks, and commits by sending the service the committed tasks' files: the service
+ * swaps them in as one catalog event. An aborted job asks the service to delete what it wrote. A CREATE
+ * TABLE AS keeps its commit for the staged table's {@code commitStagedChanges}, so the table appears with
+ * its data only once the query succeeded. Constructing one only stores state: Spark may build a write it
+ * never runs, and a job begun for it would stay open at the service until taken for dead.
  */
 final class HmsBatchWrite implements BatchWrite {
     private final WriteDestination destination;
@@ -31,11 +33,12 @@ final class HmsBatchWrite implements BatchWrite {
     private final String mode;
     private final Map<String, String> staticSpec;
     private final StagedHmsTable staged;
-    private final String job;
-    private final String staging;
-    private final JsonNode target;
+    /** Set once the job has begun at the service (see {@link #begin}). */
+    private String job;
+    private String staging;
+    private JsonNode target;
     private volatile boolean ended;
-    private final Thread renewer;
+    private Thread renewer;
 
     HmsBatchWrite(WriteDestination destination, LogicalWriteInfo info, String mode, Map<String, String> staticSpec, StagedHmsTable staged) {
         this.destination = destination;
@@ -43,16 +46,28 @@ final class HmsBatchWrite implements BatchWrite {
         this.mode = mode;
         this.staticSpec = staticSpec;
         this.staged = staged;
+    }
+
+    /** Begins the job at the service (once) and starts renewing it: the driver's first step of the write. */
+    private synchronized void begin() {
+        if (job != null) {
+            return;
+        }
         JsonNode begun = destination.begin();
-        this.job = begun.path("job").asText();
         this.staging = begun.path("staging").asText();
         this.target = begun.path("target");
+        this.job = begun.path("job").asText();
         if (staged != null) {
             staged.begun(this);
         }
         this.renewer = new Thread(this::renewWhileRunning, "hms-catalog-write-" + job);
         renewer.setDaemon(true);
         renewer.start();
+    }
+
+    /** Whether the job has begun at the service (an abort before then has nothing to delete). */
+    private synchronized boolean begun() {
+        return job != null;
     }
 
     /** Tells the service every 5 s that this driver lives: a job it stops hearing of is taken for dead. */
@@ -73,6 +88,7 @@ final class HmsBatchWrite implements BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo physical) {
+        begin();
         StructType schema = info.schema();
         List<String> keys = new ArrayList<>();
         target.path("partition_keys").forEach(key -> keys.add(key.asText()));
@@ -155,6 +171,9 @@ final class HmsBatchWrite implements BatchWrite {
 
     /** Sends the files to the service, which makes them the table's; the job has ended whatever happens. */
     JsonNode commitNow(ObjectNode body) {
+        if (!begun()) {
+            throw new IllegalStateException("the write to " + destination.name() + " commits a job that never began");
+        }
         try {
             return destination.commit(job, body);
         } finally {
@@ -174,6 +193,9 @@ final class HmsBatchWrite implements BatchWrite {
             return;
         }
         ended = true;
+        if (!begun()) {
+            return;
+        }
         renewer.interrupt();
         try {
             destination.abort(job);
