@@ -40,7 +40,7 @@ def load_token(home: Path, token_file: Path | None = None) -> tuple[str, Path]:
         if len(token) < _MIN_LENGTH:
             raise ConfigurationError(f"{path}: the token must be at least {_MIN_LENGTH} characters") from None
         return token, path
-    token = secrets.token_urlsafe(32)
+    token = "hmsc" + secrets.token_urlsafe(32)  # never starting with '-', which a command line would take for an option
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(token + "\n")
     return token, path

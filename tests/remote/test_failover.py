@@ -321,7 +321,7 @@ def test_the_cli_fails_over_to_a_real_service(tmp_path: Path, dead: str) -> None
     with served(tmp_path / "home") as server:
         run = subprocess.run(
             [sys.executable, "-m", "hms_catalog.cli", "--home", str(tmp_path / "elsewhere"), "--server", f"{dead},{server.url}",
-             "--token", server.token, "--format", "json", "-e", "SHOW CATALOGS"],
+             f"--token={server.token}", "--format", "json", "-e", "SHOW CATALOGS"],
             capture_output=True, text=True, timeout=120, env={**os.environ}, check=False,
         )
     assert run.returncode == 0, run.stderr
