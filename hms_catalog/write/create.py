@@ -24,7 +24,7 @@ from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.request import CommitRequest, WriteOutcome, drop_unlisted, group_files
 from hms_catalog.write.statistics import written_parameters
 
-__all__ = ["commit_create"]
+__all__ = ["commit_create", "existing_table"]
 
 
 def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
@@ -35,12 +35,7 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
     with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
         ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
         request = drop_unlisted(job.staging, request)
-        try:
-            old: ttypes.Table | None = ctx.catalog.client.get_table(database, name)
-        except NotFoundError:
-            old = None
-        if old is not None and not job.replace:
-            raise AlreadyExistsError("table", full)
+        old = existing_table(ctx, database, name, replace=job.replace)
         struct = table_struct(job.create, job.root)
         keys = [k.name.lower() for k in struct.partitionKeys or []]
         groups = group_files(keys, request.files) if keys else {}
@@ -83,6 +78,18 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
     message = (f"{verb} {full} with {len(request.files)} file(s), {rows} row(s)"
                + (f" in {len(groups)} partition(s)" if keys else ""))
     return WriteOutcome(message, ctx.version_of(changes), len(request.files), rows, added=len(groups))
+
+
+def existing_table(ctx: DdlContext, database: str, name: str, *, replace: bool) -> ttypes.Table | None:
+    """The table a CREATE [OR REPLACE] TABLE AS replaces, None when there is none; AlreadyExistsError when
+    there is one and the statement does not replace it."""
+    try:
+        existing = ctx.catalog.client.get_table(database, name)
+    except NotFoundError:
+        return None
+    if not replace:
+        raise AlreadyExistsError("table", f"{ctx.catalog.name}.{database}.{name}")
+    return existing
 
 
 def _drop_old(ctx: DdlContext, log: UndoLog, job: WriteJob, old: ttypes.Table) -> None:

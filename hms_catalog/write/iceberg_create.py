@@ -6,8 +6,9 @@ spec are fixed, so Spark's writer puts those ids in the files and partitions row
 transforms. At commit the table is created by one pyiceberg create transaction whose first snapshot adds
 the files (each file's partition tuple proved as for any Iceberg write, see
 :mod:`hms_catalog.write.iceberg_files`): a failure before it leaves no table. A replace drops the old
-Iceberg table from the metastore first (its files stay) and, if the create fails, registers its metadata
-again, so the old table is back as it was.
+Iceberg table from the metastore first (its files stay). Both steps are written to the commit's undo log
+first (:mod:`hms_catalog.commits`): if the create fails, or the service is killed between them, the new
+table is dropped and the old one's definition made again, so the old table is back as it was.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.commits.undo import encode_struct
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.iceberg import arrow_schema_of, iceberg_catalog, partition_transform
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.tables import default_location
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, UnsupportedTableError
 from hms_catalog.formats.detect import TableFormat, detect
+from hms_catalog.write.create import existing_table
 from hms_catalog.write.iceberg import target_of
 from hms_catalog.write.iceberg_files import data_file
 from hms_catalog.write.jobs import WriteJob
@@ -59,12 +62,7 @@ def begin_iceberg_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> 
     database, name = spec.database.lower(), spec.name.lower()
     full = f"{ctx.catalog.name}.{database}.{name}"
     ctx.catalog.client.get_database(database)
-    try:
-        existing = ctx.catalog.client.get_table(database, name)
-    except NotFoundError:
-        existing = None
-    if existing is not None and not replace:
-        raise AlreadyExistsError("table", full)
+    existing = existing_table(ctx, database, name, replace=replace)
     if existing is not None and detect(existing).format is not TableFormat.ICEBERG:
         raise UnsupportedTableError(f"CREATE OR REPLACE TABLE {full} USING iceberg AS SELECT: {full} is not an Iceberg table; "
                                     "drop it first")
@@ -95,11 +93,14 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
             old = None
         if old is not None and not job.replace:
             raise AlreadyExistsError("table", full)
-        if old is not None:
-            changes.expect("DROP_TABLE", database, name, 1)
-            iceberg.drop_table(identifier)
+        log = ctx.catalog.write_jobs.undo_log(job)
         try:
+            if old is not None:  # the replaced table's definition is kept in the log, made again by an undo
+                changes.expect("DROP_TABLE", database, name, 1)
+                log.will("dropped_table", database=database, table=name, old=encode_struct(ctx.catalog.client.get_table(database, name)))
+                iceberg.drop_table(identifier)
             changes.expect("CREATE_TABLE", database, name, 1)
+            log.will("created_table", database=database, table=name)
             transaction = iceberg.create_table_transaction(identifier, schema, location, partitioning, properties=properties)
             metadata = transaction.table_metadata
             if metadata.schema().as_struct() != schema.as_struct():
@@ -110,16 +111,16 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
                     for new in files:
                         append.append_data_file(new)
             transaction.commit_transaction()
+            log.mark_done()
         except BaseException as error:
-            if old is not None:
-                try:
-                    changes.expect("CREATE_TABLE", database, name, 1)
-                    iceberg.register_table(identifier, old.metadata_location)
-                except Exception as failure:  # noqa: BLE001 - reported with the error that made the restore necessary
-                    error.add_note(f"the replaced table could not be registered again ({failure}): register "
-                                   f"{old.metadata_location} to restore it")
+            try:
+                log.undo(ctx.client)
+            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
+                error.add_note(str(failure))
             raise
         changes.append((ChangeKind.CHANGED if old is not None else ChangeKind.ADDED, CatalogObject.for_table(database, name)))
+    log.mark_recorded()
+    log.finish()
     rows = sum(f.rows for f in request.files)
     verb = "replaced" if old is not None else "created"
     return WriteOutcome(f"{verb} Iceberg table {full} with {len(request.files)} file(s), {rows} row(s) in one commit",

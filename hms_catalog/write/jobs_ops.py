@@ -16,12 +16,12 @@ from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import table_struct
 from hms_catalog.ddl.tables import default_location
-from hms_catalog.errors import AlreadyExistsError, NotFoundError
+from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.write import staging
 from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.commit import commit_write
-from hms_catalog.write.create import commit_create
+from hms_catalog.write.create import commit_create, existing_table
 from hms_catalog.write.iceberg import commit_iceberg, iceberg_target
 from hms_catalog.write.iceberg_create import begin_iceberg_create
 from hms_catalog.write.jobs import WriteJob
@@ -51,12 +51,7 @@ def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob
     if (spec.provider or "").lower() == "iceberg":
         return begin_iceberg_create(ctx, dataclasses.replace(spec, database=database, name=name), replace=replace)
     location = spec.location or default_location(ctx, database, name)
-    try:
-        existing = ctx.catalog.client.get_table(database, name)
-    except NotFoundError:
-        existing = None
-    if existing is not None and not replace:
-        raise AlreadyExistsError("table", full)
+    existing_table(ctx, database, name, replace=replace)
     spec = dataclasses.replace(spec, database=database, name=name)
     struct = table_struct(spec, location)
     struct.dbName, struct.tableName = database, name
