@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, RowMapping, delete, insert, select, update
+from sqlalchemy import Connection, RowMapping, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from hms_catalog.cache.shared_versions import PendingChange
@@ -97,9 +97,10 @@ class ChangeJournal:
             update(COUNTERS).where(COUNTERS.c.catalog_id == catalog_id).values(current=COUNTERS.c.current + count)
             .returning(COUNTERS.c.current)
         ).scalar()
-        if last is None:
-            connection.execute(insert(COUNTERS).values(catalog_id=catalog_id, current=count))
-            last = count
+        if last is None:  # the catalog's first change, or one logged after its definition was dropped: after any row left
+            logged = connection.execute(select(func.max(CHANGES.c.version)).where(CHANGES.c.catalog_id == catalog_id)).scalar()
+            last = int(logged or 0) + count
+            connection.execute(insert(COUNTERS).values(catalog_id=catalog_id, current=last))
         now = time.time()
         first = int(last) - count + 1
         connection.execute(insert(CHANGES), [

@@ -50,6 +50,22 @@ def test_the_log_is_bounded_and_a_reader_behind_the_bound_is_told(database: Stor
     assert not versions.changes(since=250).truncated
 
 
+def test_a_change_logged_after_the_catalog_was_dropped_goes_after_the_rows_left(database: StoreDatabase) -> None:
+    """Dropping a definition removes its counter; a change logged for the same id after (a process that had it
+    live, a definition restored with its id) numbers on from the log's rows, never over them."""
+    from sqlalchemy import delete
+
+    from hms_catalog.state.schema import COUNTERS
+
+    journal = ChangeJournal(database, "r")
+    journal.append("cat", [(ChangeKind.INVALIDATED, TABLE, ChangeSource.REFRESH)] * 3)
+    with database.writing() as connection:
+        connection.execute(delete(COUNTERS).where(COUNTERS.c.catalog_id == "cat"))  # what DROP CATALOG does
+    assert journal.append("cat", [(ChangeKind.INVALIDATED, TABLE, ChangeSource.REFRESH)]) == 4
+    entries, newest = journal.after("cat", 0, 10)
+    assert newest == 4 and [change.version for change, _ in entries] == [1, 2, 3, 4]
+
+
 def test_a_restarted_replica_answers_the_same_log(database: StoreDatabase) -> None:
     first = SharedCatalogVersions(ChangeJournal(database, "a"), "cat")
     first.record(ChangeKind.INVALIDATED, CATALOG, ChangeSource.REFRESH)
