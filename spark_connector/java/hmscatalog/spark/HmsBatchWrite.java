@@ -1,7 +1,5 @@
 package hmscatalog.spark;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -16,7 +14,6 @@ import org.apache.spark.sql.types.StructType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * One write job. It begins at the service when Spark asks the driver for the writer factory, before any
@@ -30,48 +27,43 @@ import java.util.Map;
 final class HmsBatchWrite implements BatchWrite {
     private final WriteDestination destination;
     private final LogicalWriteInfo info;
-    private final String mode;
-    private final Map<String, String> staticSpec;
+    private final WriteRequest request;
     private final StagedHmsTable staged;
     /** Set once the job has begun at the service (see {@link #begin}). */
-    private String job;
-    private String staging;
-    private JsonNode target;
+    private ServiceBodies.BegunJob begun;
     private volatile boolean ended;
     private Thread renewer;
 
-    HmsBatchWrite(WriteDestination destination, LogicalWriteInfo info, String mode, Map<String, String> staticSpec, StagedHmsTable staged) {
+    HmsBatchWrite(WriteDestination destination, LogicalWriteInfo info, WriteRequest request, StagedHmsTable staged) {
         this.destination = destination;
         this.info = info;
-        this.mode = mode;
-        this.staticSpec = staticSpec;
+        this.request = request;
         this.staged = staged;
     }
 
     /** Begins the job at the service (once) and starts renewing it: the driver's first step of the write. */
-    private synchronized void begin() {
-        if (job != null) {
-            return;
+    private synchronized ServiceBodies.BegunJob begin() {
+        if (begun != null) {
+            return begun;
         }
-        JsonNode begun = destination.begin();
-        this.staging = begun.path("staging").asText();
-        this.target = begun.path("target");
-        this.job = begun.path("job").asText();
+        begun = ServiceBodies.BegunJob.of(destination.begin(), destination.name());
         if (staged != null) {
             staged.begun(this);
         }
-        this.renewer = new Thread(this::renewWhileRunning, "hms-catalog-write-" + job);
+        String job = begun.job();
+        this.renewer = new Thread(() -> renewWhileRunning(job), "hms-catalog-write-" + job);
         renewer.setDaemon(true);
         renewer.start();
+        return begun;
     }
 
     /** Whether the job has begun at the service (an abort before then has nothing to delete). */
-    private synchronized boolean begun() {
-        return job != null;
+    private synchronized ServiceBodies.BegunJob begunJob() {
+        return begun;
     }
 
     /** Tells the service every 5 s that this driver lives: a job it stops hearing of is taken for dead. */
-    private void renewWhileRunning() {
+    private void renewWhileRunning(String job) {
         while (!ended) {
             try {
                 Thread.sleep(5_000L);
@@ -88,15 +80,15 @@ final class HmsBatchWrite implements BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo physical) {
-        begin();
+        ServiceBodies.BegunJob job = begin();
+        ServiceBodies.WriteTarget target = job.target();
         StructType schema = info.schema();
-        List<String> keys = new ArrayList<>();
-        target.path("partition_keys").forEach(key -> keys.add(key.asText()));
+        List<String> keys = target.partitionKeys();
         int[] partitionOrdinals = new int[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             partitionOrdinals[i] = ordinal(schema, keys.get(i));
         }
-        boolean keepKeys = target.path("keep_partition_columns").asBoolean(false);  // Iceberg data files hold them
+        boolean keepKeys = target.keepPartitionColumns();  // Iceberg data files hold them
         List<Integer> data = new ArrayList<>();
         for (int i = 0; i < schema.fields().length; i++) {
             if (keepKeys || !keys.contains(schema.fields()[i].name().toLowerCase(Locale.ROOT))) {
@@ -108,16 +100,16 @@ final class HmsBatchWrite implements BatchWrite {
         for (int i = 0; i < dataOrdinals.length; i++) {
             dataFields[i] = tableField(schema.fields()[dataOrdinals[i]]);
         }
-        boolean iceberg = target.path("iceberg").asBoolean(false);
+        boolean iceberg = target.iceberg();
         if (iceberg) {
-            dataFields = IcebergPartitioning.withFieldIds(dataFields, target.path("iceberg_field_ids"));
+            dataFields = IcebergPartitioning.withFieldIds(dataFields, target.icebergFieldIds());
         }
-        WriterFormats.Prepared prepared = WriterFormats.prepare(target, staging, new StructType(dataFields));
-        HmsDataWriterFactory factory = new HmsDataWriterFactory(prepared, staging, job, schema, dataOrdinals, partitionOrdinals,
+        WriterFormats.Prepared prepared = WriterFormats.prepare(target.raw(), job.staging(), new StructType(dataFields));
+        HmsDataWriterFactory factory = new HmsDataWriterFactory(prepared, job.staging(), job.job(), schema, dataOrdinals, partitionOrdinals,
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
         if (iceberg) {
             IcebergPartitioning.adaptConf(prepared);
-            factory.iceberg = IcebergPartitioning.of(target, schema, destination.name());
+            factory.iceberg = IcebergPartitioning.of(target.raw(), schema, destination.name());
         }
         return factory;
     }
@@ -149,19 +141,13 @@ final class HmsBatchWrite implements BatchWrite {
 
     @Override
     public void commit(WriterCommitMessage[] messages) {
-        ObjectNode body = ServiceClient.JSON.createObjectNode().put("mode", mode);
-        ObjectNode statics = body.putObject("static");
-        staticSpec.forEach(statics::put);
-        ArrayNode files = body.putArray("files");
+        List<WrittenFiles.File> files = new ArrayList<>();
         for (WriterCommitMessage message : messages) {
             if (message instanceof WrittenFiles written) {
-                for (WrittenFiles.File file : written.files()) {
-                    ObjectNode entry = files.addObject().put("path", file.path()).put("rows", file.rows()).put("bytes", file.bytes());
-                    ArrayNode values = entry.putArray("values");
-                    file.values().forEach(values::add);
-                }
+                files.addAll(written.files());
             }
         }
+        ObjectNode body = ServiceBodies.commitBody(request, files);
         if (staged != null) {
             staged.ready(body);
         } else {
@@ -170,12 +156,13 @@ final class HmsBatchWrite implements BatchWrite {
     }
 
     /** Sends the files to the service, which makes them the table's; the job has ended whatever happens. */
-    JsonNode commitNow(ObjectNode body) {
-        if (!begun()) {
+    void commitNow(ObjectNode body) {
+        ServiceBodies.BegunJob job = begunJob();
+        if (job == null) {
             throw new IllegalStateException("the write to " + destination.name() + " commits a job that never began");
         }
         try {
-            return destination.commit(job, body);
+            destination.commit(job.job(), body);
         } finally {
             ended = true;
             renewer.interrupt();
@@ -193,12 +180,13 @@ final class HmsBatchWrite implements BatchWrite {
             return;
         }
         ended = true;
-        if (!begun()) {
+        ServiceBodies.BegunJob job = begunJob();
+        if (job == null) {
             return;
         }
         renewer.interrupt();
         try {
-            destination.abort(job);
+            destination.abort(job.job());
         } catch (RuntimeException e) {
             // the job's staging folder goes with the table's next write, or ALTER TABLE .. RECOVER PARTITIONS
         }

@@ -9,8 +9,6 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 
-import java.util.Map;
-
 /**
  * A write asks Spark for rows sorted by the table's partition columns within each task (no shuffle), as
  * Spark's own insert into a partitioned table sorts them, so a task writes one partition's file at a time.
@@ -20,15 +18,13 @@ import java.util.Map;
 final class HmsWrite implements RequiresDistributionAndOrdering {
     private final WriteDestination destination;
     private final LogicalWriteInfo info;
-    private final String mode;
-    private final Map<String, String> staticSpec;
+    private final WriteRequest request;
     private final StagedHmsTable staged;
 
-    HmsWrite(WriteDestination destination, LogicalWriteInfo info, String mode, Map<String, String> staticSpec, StagedHmsTable staged) {
+    HmsWrite(WriteDestination destination, LogicalWriteInfo info, WriteRequest request, StagedHmsTable staged) {
         this.destination = destination;
         this.info = info;
-        this.mode = mode;
-        this.staticSpec = staticSpec;
+        this.request = request;
         this.staged = staged;
     }
 
@@ -53,11 +49,11 @@ final class HmsWrite implements RequiresDistributionAndOrdering {
 
     @Override
     public String description() {
-        return "hms-catalog write to " + destination.name() + " (" + mode + ")";
+        return "hms-catalog write to " + destination.name() + " (" + request.mode() + ")";
     }
 
     @Override
     public BatchWrite toBatch() {
-        return new HmsBatchWrite(destination, info, mode, staticSpec, staged);
+        return new HmsBatchWrite(destination, info, request, staged);
     }
 }

@@ -27,7 +27,7 @@ final class HmsWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverw
     private final WriteDestination destination;
     private final LogicalWriteInfo info;
     private final StagedHmsTable staged;
-    private String mode = "append";
+    private String mode = WriteRequest.APPEND;
     private final Map<String, String> staticSpec = new LinkedHashMap<>();
 
     HmsWriteBuilder(WriteDestination destination, LogicalWriteInfo info, StagedHmsTable staged) {
@@ -38,7 +38,7 @@ final class HmsWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverw
 
     @Override
     public WriteBuilder overwrite(Predicate[] predicates) {
-        mode = "overwrite";
+        mode = WriteRequest.OVERWRITE;
         for (Predicate predicate : predicates) {
             collect(predicate);
         }
@@ -47,14 +47,14 @@ final class HmsWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverw
 
     @Override
     public WriteBuilder truncate() {
-        mode = "overwrite";
+        mode = WriteRequest.OVERWRITE;
         staticSpec.clear();
         return this;
     }
 
     @Override
     public WriteBuilder overwriteDynamicPartitions() {
-        mode = "dynamic";
+        mode = WriteRequest.DYNAMIC;
         return this;
     }
 
@@ -100,6 +100,6 @@ final class HmsWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverw
 
     @Override
     public Write build() {
-        return new HmsWrite(destination, info, mode, staticSpec, staged);
+        return new HmsWrite(destination, info, new WriteRequest(mode, staticSpec), staged);
     }
 }

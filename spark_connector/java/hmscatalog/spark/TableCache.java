@@ -81,7 +81,7 @@ final class TableCache {
         if (entry != null && now - entry.loadedAt < ttlMillis) {
             return entry.view;
         }
-        JsonNode plan = client.post(path, request);
+        JsonNode plan = ServiceBodies.checkedPlan(client.post(path, request), database + "." + table);
         if (plans.size() >= MAX_PLANS) {
             plans.entrySet().stream().min((a, b) -> Long.compare(a.getValue().loadedAt, b.getValue().loadedAt))
                     .ifPresent(oldest -> plans.remove(oldest.getKey(), oldest.getValue()));

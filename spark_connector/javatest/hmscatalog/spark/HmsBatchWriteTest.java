@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.After;
@@ -49,7 +48,7 @@ public class HmsBatchWriteTest {
         ServiceClient client = new ServiceClient("http://127.0.0.1:" + server.getAddress().getPort(), "read-only");
         WriteDestination destination = new WriteDestination(client, "/v1/catalogs/c", "/v1/catalogs/c/databases/d/tables/t/writes",
                 null, "c.d.t", new String[0], null, () -> { });
-        return new HmsBatchWrite(destination, null, "append", Map.of(), null);
+        return new HmsBatchWrite(destination, null, WriteRequest.append(), null);
     }
 
     @Test
