@@ -109,7 +109,7 @@ final class HmsBatchWrite implements BatchWrite {
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
         if (iceberg) {
             IcebergPartitioning.adaptConf(prepared);
-            factory.iceberg = IcebergPartitioning.of(target.raw(), schema, destination.name());
+            factory.iceberg = IcebergPartitioning.of(target.icebergPartition(), schema, destination.name());
         }
         return factory;
     }

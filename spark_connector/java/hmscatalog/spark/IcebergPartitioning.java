@@ -22,7 +22,6 @@ import org.apache.spark.unsafe.types.UTF8String;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -31,7 +30,7 @@ import java.util.Locale;
 /**
  * An Iceberg table's partition spec as the writer applies it to Spark's rows: for each field, the position
  * of its source column in the written rows, the column's type, the transform and its width. Built on the
- * driver from the service's target ({@code iceberg_partition}); {@link #key} is a row's partition, the
+ * driver from the service's target ({@link ServiceBodies#icebergPartition}); {@link #key} is a row's partition, the
  * values of {@link IcebergTransforms}. Also where the driver adapts the job to Iceberg's files: the schema's
  * field ids on the written columns (a new table's, which Spark's schema does not carry yet), and timestamps
  * written as INT64 microseconds, Iceberg's only timestamp encoding.
@@ -55,9 +54,7 @@ final class IcebergPartitioning implements Serializable {
     }
 
     /** The partitioning of {@code target}, over rows of {@code schema}; checked here so a task never fails on it. */
-    static IcebergPartitioning of(JsonNode target, StructType schema, String table) {
-        List<JsonNode> fields = new ArrayList<>();
-        target.path("iceberg_partition").forEach(fields::add);
+    static IcebergPartitioning of(List<ServiceBodies.IcebergField> fields, StructType schema, String table) {
         int n = fields.size();
         String[] names = new String[n];
         int[] ordinals = new int[n];
@@ -65,11 +62,11 @@ final class IcebergPartitioning implements Serializable {
         String[] transforms = new String[n];
         int[] widths = new int[n];
         for (int i = 0; i < n; i++) {
-            JsonNode field = fields.get(i);
-            names[i] = field.path("name").asText();
-            transforms[i] = field.path("transform").asText();
-            widths[i] = field.path("width").asInt(0);
-            String source = field.path("source").asText();
+            ServiceBodies.IcebergField field = fields.get(i);
+            names[i] = field.name();
+            transforms[i] = field.transform();
+            widths[i] = field.width();
+            String source = field.source();
             ordinals[i] = -1;
             for (int j = 0; j < schema.fields().length; j++) {
                 if (schema.fields()[j].name().equalsIgnoreCase(source)) {

@@ -38,7 +38,25 @@ final class ServiceBodies {
      * partitioning, which read the format's own fields.
      */
     record WriteTarget(List<String> partitionKeys, boolean keepPartitionColumns, boolean iceberg, JsonNode icebergFieldIds,
-                       JsonNode raw) {
+                       List<IcebergField> icebergPartition, JsonNode raw) {
+    }
+
+    /**
+     * One field of an Iceberg table's partition spec as a write target names it ({@code iceberg_partition}):
+     * the field's name, its source column, the transform ({@code identity}, {@code year} .. {@code hour},
+     * {@code bucket}, {@code truncate}, {@code void}) and the bucket count or truncate width (0 for others).
+     */
+    record IcebergField(String name, String source, String transform, int width) {
+    }
+
+    /** The {@code iceberg_partition} fields of a write target (none for a table of another format). */
+    static List<IcebergField> icebergPartition(JsonNode target) {
+        List<IcebergField> fields = new ArrayList<>();
+        for (JsonNode field : target.path("iceberg_partition")) {
+            fields.add(new IcebergField(field.path("name").asText(), field.path("source").asText(), field.path("transform").asText(),
+                    field.path("width").asInt(0)));
+        }
+        return List.copyOf(fields);
     }
 
     /** The answer to beginning a write job ({@code POST .../writes}). */
@@ -54,7 +72,7 @@ final class ServiceBodies {
             List<String> keys = new ArrayList<>();
             target.path("partition_keys").forEach(key -> keys.add(key.asText()));
             return new BegunJob(job, staging, new WriteTarget(List.copyOf(keys), target.path("keep_partition_columns").asBoolean(false),
-                    target.path("iceberg").asBoolean(false), target.path("iceberg_field_ids"), target));
+                    target.path("iceberg").asBoolean(false), target.path("iceberg_field_ids"), icebergPartition(target), target));
         }
     }
 

@@ -34,7 +34,7 @@ public class IcebergPartitioningTest {
     }
 
     private static IcebergPartitioning of(String fields) {
-        return IcebergPartitioning.of(json("{'iceberg_partition': [" + fields + "]}"), SCHEMA, "db.t");
+        return IcebergPartitioning.of(ServiceBodies.icebergPartition(json("{'iceberg_partition': [" + fields + "]}")), SCHEMA, "db.t");
     }
 
     private static GenericInternalRow row(Long ts, Integer d, Integer id, String s, String m, byte[] b) {

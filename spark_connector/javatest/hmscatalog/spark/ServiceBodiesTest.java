@@ -49,7 +49,9 @@ public class ServiceBodiesTest {
     public void aBegunJobIsDecodedOnce() {
         ServiceBodies.BegunJob job = ServiceBodies.BegunJob.of(json("{'job': 'j1', 'staging': 'file:/w/t/.s', 'target': "
                 + "{'partition_keys': ['dt', 'H'], 'keep_partition_columns': true, 'iceberg': true, "
-                + "'iceberg_field_ids': {'id': {'id': 1}}, 'format': 'parquet'}}"), "c.d.t");
+                + "'iceberg_field_ids': {'id': {'id': 1}}, 'format': 'parquet', 'iceberg_partition': ["
+                + "{'name': 'ts_day', 'source': 'ts', 'transform': 'day'},"
+                + "{'name': 'id_bucket', 'source': 'id', 'transform': 'bucket', 'width': 16}]}}"), "c.d.t");
         assertEquals("j1", job.job());
         assertEquals("file:/w/t/.s", job.staging());
         assertEquals(List.of("dt", "H"), job.target().partitionKeys());
@@ -57,10 +59,13 @@ public class ServiceBodiesTest {
         assertTrue(job.target().iceberg());
         assertEquals(1, job.target().icebergFieldIds().path("id").path("id").asInt());
         assertEquals("parquet", job.target().raw().path("format").asText());
+        assertEquals(List.of(new ServiceBodies.IcebergField("ts_day", "ts", "day", 0),
+                new ServiceBodies.IcebergField("id_bucket", "id", "bucket", 16)), job.target().icebergPartition());
         ServiceBodies.BegunJob plain = ServiceBodies.BegunJob.of(json("{'job': 'j2', 'staging': 's', 'target': {}}"), "c.d.t");
         assertEquals(List.of(), plain.target().partitionKeys());
         assertFalse(plain.target().keepPartitionColumns());
         assertFalse(plain.target().iceberg());
+        assertEquals(List.of(), plain.target().icebergPartition());
     }
 
     @Test
