@@ -207,7 +207,7 @@ final class IcebergPartitionFilter {
                 return null;
             }
             int buckets = Integer.parseInt(transform.substring(7, transform.length() - 1));
-            result = (long) ((murmur3(bytes) & Integer.MAX_VALUE) % buckets);
+            result = (long) IcebergTransforms.bucket(bytes, buckets);
         } else if (transform.startsWith("truncate[")) {
             int width = Integer.parseInt(transform.substring(9, transform.length() - 1));
             result = truncate(type, value, width);
@@ -299,50 +299,6 @@ final class IcebergPartitionFilter {
             return (byte[]) value;
         }
         return null;
-    }
-
-    /** MurmurHash3 x86 32-bit with seed 0, as Iceberg's bucket transform hashes. */
-    static int murmur3(byte[] data) {
-        final int c1 = 0xcc9e2d51;
-        final int c2 = 0x1b873593;
-        int h = 0;
-        int blocks = data.length / 4;
-        for (int i = 0; i < blocks; i++) {
-            int k = (data[i * 4] & 0xff) | (data[i * 4 + 1] & 0xff) << 8 | (data[i * 4 + 2] & 0xff) << 16
-                    | (data[i * 4 + 3] & 0xff) << 24;
-            k *= c1;
-            k = Integer.rotateLeft(k, 15);
-            k *= c2;
-            h ^= k;
-            h = Integer.rotateLeft(h, 13);
-            h = h * 5 + 0xe6546b64;
-        }
-        int k = 0;
-        int tail = blocks * 4;
-        switch (data.length & 3) {
-            case 3:
-                k ^= (data[tail + 2] & 0xff) << 16;
-                // fall through
-            case 2:
-                k ^= (data[tail + 1] & 0xff) << 8;
-                // fall through
-            case 1:
-                k ^= data[tail] & 0xff;
-                k *= c1;
-                k = Integer.rotateLeft(k, 15);
-                k *= c2;
-                h ^= k;
-                break;
-            default:
-                break;
-        }
-        h ^= data.length;
-        h ^= h >>> 16;
-        h *= 0x85ebca6b;
-        h ^= h >>> 13;
-        h *= 0xc2b2ae35;
-        h ^= h >>> 16;
-        return h;
     }
 
     private static JsonNode pair(JsonNode partitionValues, String name) {
