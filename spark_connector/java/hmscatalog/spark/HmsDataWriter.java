@@ -1,7 +1,6 @@
 package hmscatalog.spark;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobID;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
@@ -159,11 +158,7 @@ final class HmsDataWriter implements DataWriter<InternalRow> {
                 current = null;
             }
         } finally {
-            for (WrittenFiles.File file : files) {
-                Path path = new Path(job.staging + "/" + file.path());
-                FileSystem filesystem = path.getFileSystem(context.getConfiguration());
-                filesystem.delete(path, false);
-            }
+            WrittenFiles.delete(job.staging, context.getConfiguration(), files);
         }
     }
 

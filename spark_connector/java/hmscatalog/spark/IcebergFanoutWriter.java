@@ -1,6 +1,5 @@
 package hmscatalog.spark;
 
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -145,11 +144,7 @@ final class IcebergFanoutWriter implements DataWriter<InternalRow> {
         try {
             closeAll();
         } finally {
-            for (WrittenFiles.File file : files) {
-                Path path = new Path(job.staging + "/" + file.path());
-                FileSystem filesystem = path.getFileSystem(context.getConfiguration());
-                filesystem.delete(path, false);
-            }
+            WrittenFiles.delete(job.staging, context.getConfiguration(), files);
         }
     }
 
