@@ -99,6 +99,15 @@ class WriteJobs:
 
         return UndoLog.begin(process_folder(self.commits), name, database, table, staging=staging, source=source, closed=closed)
 
+    def left_unfinished(self, name: str) -> bool:
+        """Whether the undo log ``name`` is still there (its undo failed): it is then left to the next look of
+        :meth:`finish_unfinished` (the table's next write, RECOVER, a start), and what it names is kept."""
+        with self._lock:
+            if name not in self._open_logs:
+                return False
+            self._open_logs.discard(name)
+            return True
+
     def finish_unfinished(self, catalog: ExternalCatalog, table: tuple[str, str] | None = None) -> int:
         """Undo or finish what killed processes' commits left (``table``'s only, when given), never a commit
         this process is running."""

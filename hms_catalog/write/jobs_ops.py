@@ -62,12 +62,17 @@ def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob
 
 def commit_job(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
     """Commit ``job`` with the commit of its kind (CREATE TABLE AS, an Iceberg table's snapshot, a Hive or
-    data source table's files); the job ends either way, and a failed commit's files are deleted."""
+    data source table's files); the job ends either way, and a failed commit's files are deleted, unless its
+    undo failed too (the metastore out of reach): its staging folder then holds what it set aside, and the
+    undo is tried again by the table's next write, RECOVER or the next start."""
     commit = commit_iceberg if job.target.iceberg else commit_create if job.create is not None else commit_write
     try:
         outcome = commit(ctx, job, request)
     except BaseException:
-        abort_write(ctx, job)
+        if ctx.catalog.write_jobs.left_unfinished(job.id):
+            ctx.catalog.write_jobs.end(job.id)  # its undo failed: the staging folder holds what it set aside
+        else:
+            abort_write(ctx, job)
         raise
     ctx.catalog.write_jobs.end(job.id)
     return outcome

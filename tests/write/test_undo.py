@@ -121,3 +121,28 @@ def test_each_mode_means_what_spark_says() -> None:
     full = OverwriteByFilter({"dt": "empty"}, ("dt",), hive_table=True)
     spec = full.spec_partition(("dt",))
     assert spec is not None and spec.folder == "dt=empty" and spec.files == []
+
+
+def test_an_undo_that_fails_keeps_its_log_for_the_next_look(tmp_path: Path) -> None:
+    """The metastore out of reach during an undo: the log stays, and the job's files (what it set aside) with
+    it; the catalog no longer counts it as running, so the table's next write or RECOVER tries again."""
+    import os
+
+    import pytest
+
+    from hms_catalog.write.jobs import WriteJobs
+
+    class Down:
+        def drop_partitions(self, *args: Any, **kwargs: Any) -> None:
+            raise ConnectionError("metastore unreachable")
+
+    jobs = WriteJobs(tmp_path / "commits")
+    log = jobs.open_log("job5", "db", "t")
+    log.will("added_partitions", database="db", table="t", names=["dt=a"])
+    with pytest.raises(RuntimeError, match="kept and is tried again"):
+        log.undo(Down())  # type: ignore[arg-type]
+    assert (tmp_path / "commits" / str(os.getpid()) / "job5.jsonl").exists()
+    assert jobs.left_unfinished("job5") and not jobs.left_unfinished("job5")
+    finished = UndoLog.begin(None, "job6", "db", "t")
+    finished.undo(Recorder())  # type: ignore[arg-type]
+    assert not jobs.left_unfinished("job6")
