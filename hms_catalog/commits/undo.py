@@ -20,7 +20,7 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -110,6 +110,20 @@ class UndoLog:
     def mark_recorded(self) -> None:
         self.recorded = True
         self._append({"recorded": True})
+
+    @contextlib.contextmanager
+    def whole(self, client: MetastoreWrites) -> Iterator[None]:
+        """The block's steps, whole or not at all: the log is marked done when the block ends, and every step
+        written down is undone when it fails (an undo that fails too is told in a note of the error)."""
+        try:
+            yield
+            self.mark_done()
+        except BaseException as error:
+            try:
+                self.undo(client)
+            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
+                error.add_note(str(failure))
+            raise
 
     def undo(self, client: MetastoreWrites) -> None:
         """Undo every step written down, newest first; the log is removed once all were undone."""

@@ -127,15 +127,8 @@ class DdlContext:
         the calls before it; a process killed in the middle leaves the log, which the next start undoes, or
         once the block ended (the log marked done) records the change if the kill came before that."""
         log = self.catalog.write_jobs.open_log(f"ddl-{secrets.token_hex(8)}", database, table, source=ChangeSource.DDL.value)
-        try:
+        with log.whole(self.client):
             yield log
-            log.mark_done()
-        except BaseException as error:
-            try:
-                log.undo(self.client)
-            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
-                error.add_note(str(failure))
-            raise
 
         def recorded() -> None:
             log.mark_recorded()

@@ -66,13 +66,9 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
         mode = write_mode(request, keys, target.hive_table)
         log = ctx.catalog.write_jobs.undo_log(job)
         commit = _Commit(ctx, job, struct, mode, log, changes)
-        try:
+        with log.whole(ctx.client):
             counts = commit.partitioned(keys, request) if keys else commit.unpartitioned(request)
             log.delete_later(job.staging)
-            log.mark_done()
-        except BaseException as error:
-            _undo(ctx, log, error)
-            raise
         changes.append((ChangeKind.CHANGED, CatalogObject.for_table(database, name)))
     log.mark_recorded()
     log.finish()  # the irreversible deletes, last and outside the table's lock
@@ -80,13 +76,6 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
     detail = ", ".join(f"{n} partition(s) {what}" for what, n in zip(("added", "replaced", "appended to", "dropped"), counts) if n)
     message = f"{mode.verb} {full}: {len(request.files)} file(s), {rows} row(s)" + (f"; {detail}" if detail else "")
     return WriteOutcome(message, ctx.version_of(changes), len(request.files), rows, *counts)
-
-
-def _undo(ctx: DdlContext, log: UndoLog, error: BaseException) -> None:
-    try:
-        log.undo(ctx.client)
-    except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
-        error.add_note(str(failure))
 
 
 def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:

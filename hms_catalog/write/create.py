@@ -40,7 +40,7 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
         keys = [k.name.lower() for k in struct.partitionKeys or []]
         groups = group_files(keys, request.files) if keys else {}
         log = ctx.catalog.write_jobs.undo_log(job)
-        try:
+        with log.whole(client):
             if old is not None:
                 changes.expect("DROP_TABLE", database, name, 1)
                 _drop_old(ctx, log, job, old)
@@ -63,13 +63,6 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
                 log.will("added_partitions", database=database, table=name, names=[make_partition_name(keys, p.values) for p in batch])
                 client.add_partitions(batch)
             log.delete_later(job.staging)
-            log.mark_done()
-        except BaseException as error:
-            try:
-                log.undo(client)
-            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
-                error.add_note(str(failure))
-            raise
         changes.append((ChangeKind.CHANGED if old is not None else ChangeKind.ADDED, CatalogObject.for_table(database, name)))
     log.mark_recorded()
     log.finish()

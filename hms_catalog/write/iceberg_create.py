@@ -94,7 +94,7 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
         if old is not None and not job.replace:
             raise AlreadyExistsError("table", full)
         log = ctx.catalog.write_jobs.undo_log(job)
-        try:
+        with log.whole(ctx.client):
             if old is not None:  # the replaced table's definition is kept in the log, made again by an undo
                 changes.expect("DROP_TABLE", database, name, 1)
                 log.will("dropped_table", database=database, table=name, old=encode_struct(ctx.catalog.client.get_table(database, name)))
@@ -111,13 +111,6 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
                     for new in files:
                         append.append_data_file(new)
             transaction.commit_transaction()
-            log.mark_done()
-        except BaseException as error:
-            try:
-                log.undo(ctx.client)
-            except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
-                error.add_note(str(failure))
-            raise
         changes.append((ChangeKind.CHANGED if old is not None else ChangeKind.ADDED, CatalogObject.for_table(database, name)))
     log.mark_recorded()
     log.finish()
