@@ -18,18 +18,32 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from hms_catalog._locks import TableLocks
+from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.commits.undo import UndoLog
+from hms_catalog.errors import ConfigurationError
 from hms_catalog.write import staging
 
-if TYPE_CHECKING:
-    from hms_catalog.model import ExternalCatalog
-
-__all__ = ["process_folder", "finish_unfinished"]
+__all__ = ["process_folder", "finish_unfinished", "RecoveringCatalog"]
 
 _log = logging.getLogger(__name__)
+
+
+class RecoveringCatalog(Protocol):
+    """What recovery needs of a catalog (an ExternalCatalog): its locks, caches and metastore client."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def ddl_locks(self) -> TableLocks: ...
+    @property
+    def caches(self) -> CatalogCaches: ...
+    @property
+    def client(self) -> object: ...
 
 
 def process_folder(root: Path | None) -> Path | None:
@@ -37,12 +51,10 @@ def process_folder(root: Path | None) -> Path | None:
     return None if root is None else root / str(os.getpid())
 
 
-def finish_unfinished(catalog: ExternalCatalog, root: Path | None, running: set[str],
+def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: set[str],
                       table: tuple[str, str] | None = None) -> int:
     """Finish or undo the unfinished commits under ``root`` (only ``table``'s when given), leaving this
     process's ``running`` jobs alone; how many there were."""
-    from hms_catalog.ddl.context import writes_of
-
     count = 0
     for log in _unfinished(root, running):
         database, name = log.table
@@ -54,7 +66,9 @@ def finish_unfinished(catalog: ExternalCatalog, root: Path | None, running: set[
                     log.finish()
                 else:
                     _log.warning("undoing the unfinished commit %s of %s.%s.%s", log.path, catalog.name, database, name)
-                    log.undo(writes_of(catalog))
+                    if not isinstance(catalog.client, MetastoreWrites):
+                        raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to undo {log.path} in")
+                    log.undo(catalog.client)
                     if log.staging:
                         staging.delete_folder(log.staging)  # the dead job's files, and what it had set aside (moved back)
             finally:

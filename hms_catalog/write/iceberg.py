@@ -99,12 +99,8 @@ def _field_ids(struct: Any) -> dict[str, Any]:
 
 
 def commit_iceberg(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
-    """One snapshot of the job's files (a CREATE TABLE AS's table created with them, see
-    :mod:`hms_catalog.write.iceberg_create`)."""
-    if job.create is not None:
-        from hms_catalog.write.iceberg_create import commit_iceberg_create
-
-        return commit_iceberg_create(ctx, job, request)
+    """One snapshot of the job's files into an existing table (a CREATE TABLE AS's table is created with
+    them by :mod:`hms_catalog.write.iceberg_create`)."""
     from pyiceberg.exceptions import CommitFailedException
 
     database, name = job.database, job.table

@@ -13,17 +13,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from hms_catalog.commits.recovery import finish_unfinished, process_folder
+from hms_catalog.commits.recovery import RecoveringCatalog, finish_unfinished, process_folder
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.errors import NotFoundError
 from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.write.target import WriteTarget
-
-if TYPE_CHECKING:
-    from hms_catalog.model import ExternalCatalog
 
 __all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE", "SILENT_SECONDS"]
 
@@ -108,7 +104,7 @@ class WriteJobs:
             self._open_logs.discard(name)
             return True
 
-    def finish_unfinished(self, catalog: ExternalCatalog, table: tuple[str, str] | None = None) -> int:
+    def finish_unfinished(self, catalog: RecoveringCatalog, table: tuple[str, str] | None = None) -> int:
         """Undo or finish what killed processes' commits left (``table``'s only, when given), never a commit
         this process is running."""
         with self._lock:

@@ -23,7 +23,7 @@ from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.commit import commit_write
 from hms_catalog.write.create import commit_create, existing_table
 from hms_catalog.write.iceberg import commit_iceberg, iceberg_target
-from hms_catalog.write.iceberg_create import begin_iceberg_create
+from hms_catalog.write.iceberg_create import begin_iceberg_create, commit_iceberg_create
 from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.request import CommitRequest, WriteOutcome
 from hms_catalog.write.target import write_target
@@ -65,7 +65,10 @@ def commit_job(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteO
     data source table's files); the job ends either way, and a failed commit's files are deleted, unless its
     undo failed too (the metastore out of reach): its staging folder then holds what it set aside, and the
     undo is tried again by the table's next write, RECOVER or the next start."""
-    commit = commit_iceberg if job.target.iceberg else commit_create if job.create is not None else commit_write
+    if job.target.iceberg:
+        commit = commit_iceberg_create if job.create is not None else commit_iceberg
+    else:
+        commit = commit_create if job.create is not None else commit_write
     try:
         outcome = commit(ctx, job, request)
     except BaseException:
