@@ -96,14 +96,15 @@ def _kill_point(home: Path, server: Server, job: str, sender: threading.Thread, 
     return f"at log line {written} (waited for {steps}) + {pause:.2f} s"
 
 
-def _writes_logged(server: Server, database: str) -> int:
+def _logged(server: Server, source: str, database: str, table: str) -> int:
+    """How many changes of ``database.table`` the catalog's log holds with ``source``."""
     client = server.client()
     try:
         result = client.statement("SHOW CHANGES FROM hive")
     finally:
         client.close()
     rows = [dict(zip(result["columns"], row)) for row in result["rows"]]
-    return sum(1 for row in rows if row["Source"] == "write" and f"{database}.wide" in str(row["Object"]))
+    return sum(1 for row in rows if row["Source"] == source and f"{database}.{table}" in str(row["Object"]))
 
 
 def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(tmp_path: Path, metastore_uri: str,
@@ -129,7 +130,7 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
     for run in range(int(os.environ.get("KILL_RUNS", "3"))):
         next_generation = generation + 1
         with killable(home) as server:
-            assert _writes_logged(server, unique_name) == logged
+            assert _logged(server, "write", unique_name, "wide") == logged
             job, body = _write(server, table, next_generation)
             answers: list[int] = []
             sender = threading.Thread(target=_send, args=(server, f"/v1/catalogs/hive/writes/{job}/commit", body, answers), daemon=True)
@@ -146,7 +147,7 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
             assert after or answers != [200], f"run {run}: the commit answered 200, yet the table is as before"
             if after:
                 generation, logged = next_generation, logged + 1
-            assert _writes_logged(server, unique_name) == logged, f"run {run} ({outcomes[-1]})"
+            assert _logged(server, "write", unique_name, "wide") == logged, f"run {run} ({outcomes[-1]})"
             # A job killed before its commit began leaves files no log names: RECOVER deletes them
             assert server.request("POST", table + "/partitions/recover", {"add": True, "drop": True}).status == 200
             assert _state(admin, unique_name) == state
@@ -156,16 +157,6 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
             orphans = [f for f in root.rglob("*") if f.is_file() and f.parent not in current]
             assert orphans == [], f"run {run}: files outside every partition: {orphans[:5]}"
     print(f"kill -9 runs: {outcomes}")
-
-
-def _changes_of(server: Server, database: str, table: str) -> int:
-    client = server.client()
-    try:
-        result = client.statement("SHOW CHANGES FROM hive")
-    finally:
-        client.close()
-    rows = [dict(zip(result["columns"], row)) for row in result["rows"]]
-    return sum(1 for row in rows if row["Source"] == "ddl" and f"{database}.{table}" in str(row["Object"]))
 
 
 def _killed_during(server: Server, method: str, path: str, body: dict[str, Any], chance: random.Random, took: float) -> str:
@@ -217,13 +208,13 @@ def test_kill_9_of_the_service_during_multi_call_ddl_leaves_it_whole_or_undone(t
         values = [{"values": {"p": str(run * ADDED + i)}} for i in range(ADDED)]
         with killable(home) as server:
             before_many = set(admin.pool.call("get_partition_names", unique_name, "many", -1))
-            logged_many = _changes_of(server, unique_name, "many")
+            logged_many = _logged(server, "ddl", unique_name, "many")
             how = _killed_during(server, "POST", base + "/many/partitions", {"partitions": values}, chance, took_add)
         with killable(home) as server:
             now = set(admin.pool.call("get_partition_names", unique_name, "many", -1))
             added = now - before_many
             assert added in (set(), {f"p={v['values']['p']}" for v in values}), f"run {run}: {len(added)} of {len(values)} added ({how})"
-            assert _changes_of(server, unique_name, "many") == logged_many + (1 if added else 0), how
+            assert _logged(server, "ddl", unique_name, "many") == logged_many + (1 if added else 0), how
             outcomes.append(f"add {'after' if added else 'before'} ({how})")
             new_name = f"n{run + 1}x"
             how = _killed_during(server, "PATCH", f"{base}/{name}", {"changes": [{"op": "rename", "name": new_name}]}, chance,
@@ -237,7 +228,7 @@ def test_kill_9_of_the_service_during_multi_call_ddl_leaves_it_whole_or_undone(t
             rows = sum(pq.read_table(f).num_rows for f in _path(struct.sd.location).rglob("*.parquet"))
             assert rows == 2 * RENAMED, (rows, how)
             renamed = current == new_name
-            assert _changes_of(server, unique_name, new_name) == (1 if renamed else 0), how
+            assert _logged(server, "ddl", unique_name, new_name) == (1 if renamed else 0), how
             outcomes.append(f"rename {'after' if renamed else 'before'} ({how})")
             name = current
     print(f"kill -9 runs: {outcomes}")
