@@ -22,6 +22,7 @@ __all__ = [
     "PoolExhaustedError",
     "SqlSyntaxError",
     "PlanningError",
+    "StorageError",
     "EmbeddedMetastoreError",
     "SchemaError",
     "UnsupportedTypeError",
@@ -127,6 +128,13 @@ class SqlSyntaxError(HmsCatalogError):
 
 class PlanningError(HmsCatalogError):
     """A split plan could not be made (too many partitions, unreadable location, ...)."""
+
+
+class StorageError(HmsCatalogError):
+    """A store (an object store, HDFS, any Hadoop filesystem) refused a request or could not be reached.
+
+    The message names the catalog and the location, never a credential.
+    """
 
 
 class EmbeddedMetastoreError(HmsCatalogError):

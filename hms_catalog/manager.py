@@ -41,6 +41,7 @@ from hms_catalog.model.catalog import ExternalCatalog
 from hms_catalog.properties import CatalogConfig, ClientConfig
 from hms_catalog.refresh_log import LOST_TRACK, RefreshLog, RefreshRecord
 from hms_catalog.state import EventLease, SharedState
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.store import CatalogDefinition, DefinitionStore
 
 _log = logging.getLogger(__name__)
@@ -163,26 +164,30 @@ class CatalogManager:
                 self.catalog(definition.name)
 
     def _build(self, definition: CatalogDefinition, config: CatalogConfig) -> ExternalCatalog:
-        client = self._client_for(definition, config)
+        storage = StorageResolver(config.storage, name=definition.name)
+        client = self._client_for(definition, config, storage)
         commits = self.store.home / "commits" / definition.id  # the undo logs of its writes' commits (see finish_unfinished_commits)
         on_first_use = self.events is EventFollowing.FIRST_USE
         if self.shared is None:
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), commits=commits,
-                                    follow_on_first_use=on_first_use)
+                                    follow_on_first_use=on_first_use, storage=storage)
         else:
             versions = SharedCatalogVersions(self.shared.journal, definition.id)
             # Caught up before anything is loaded: whatever is logged from now on counts as news here.
             versions.catch_up()
             lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
-                                    follow_lease=lease, commits=commits, follow_on_first_use=on_first_use)
+                                    follow_lease=lease, commits=commits, follow_on_first_use=on_first_use,
+                                    storage=storage)
         _finish_unfinished_commits(built)
         return built
 
-    def _client_for(self, definition: CatalogDefinition, config: CatalogConfig) -> MetastoreCalls:
+    def _client_for(self, definition: CatalogDefinition, config: CatalogConfig,
+                    storage: StorageResolver) -> MetastoreCalls:
         """A metastore client, or for a filesystem catalog the folders' answers with the home's promotions."""
         if config.filesystem is not None:
-            return FilesystemClient(definition.name, config.filesystem, PromotionStore(self.store.home, definition.id))
+            return FilesystemClient(definition.name, config.filesystem, PromotionStore(self.store.home, definition.id),
+                                    storage=storage)
         return self._client_factory(config.client)
 
     def live_catalogs(self) -> list[ExternalCatalog]:

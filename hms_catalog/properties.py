@@ -19,6 +19,7 @@ from hms_catalog.errors import ConfigurationError
 if TYPE_CHECKING:
     from hms_catalog.filesystem.config import FilesystemConfig
     from hms_catalog.kerberos.config import KerberosConfig
+    from hms_catalog.storage.properties import StorageConfig
 
 __all__ = [
     "CATALOG_TYPE",
@@ -136,7 +137,9 @@ EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
 THRIFT_PORT_DEFAULT = 9083
 MASK = "******"
 # A keytab's path is shown (users need to see which file a catalog reads); its content never is.
-_SECRET_WORDS = ("password", "secret", "token", "credential")
+# Storage keys too: Azure's account keys, service accounts' private keys (SAS tokens are tokens).
+_SECRET_WORDS = ("password", "secret", "token", "credential", "account.key", "account-key", "account_key",
+                 "private_key", "private-key")
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
 
@@ -253,6 +256,7 @@ class CatalogConfig:
     scan: ScanConfig = ScanConfig()
     events: EventsConfig = EventsConfig()
     filesystem: FilesystemConfig | None = None  # set for 'type'='filesystem': folders, not a metastore
+    storage: StorageConfig | None = None  # how to reach the stores its locations name (None: defaults)
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -265,6 +269,7 @@ class CatalogConfig:
         from hms_catalog.filesystem.config import CATALOG_TYPE as FILESYSTEM_TYPE
         from hms_catalog.filesystem.config import FilesystemConfig
         from hms_catalog.kerberos.config import KerberosConfig
+        from hms_catalog.storage.properties import StorageConfig
 
         props = {str(k).strip(): str(v) for k, v in properties.items()}
         kind = props.get(TYPE)
@@ -273,7 +278,7 @@ class CatalogConfig:
         if kind.strip().lower() == FILESYSTEM_TYPE:
             return cls(client=ClientConfig(uris=()), raw=MappingProxyType(dict(props)),
                        caches=CacheConfig.from_properties(props), scan=ScanConfig.from_properties(props),
-                       filesystem=FilesystemConfig.from_properties(props))
+                       filesystem=FilesystemConfig.from_properties(props), storage=StorageConfig.from_properties(props))
         if kind.strip().lower() != CATALOG_TYPE:
             raise ConfigurationError(f"property '{TYPE}' must be '{CATALOG_TYPE}' or '{FILESYSTEM_TYPE}', got '{kind}'")
         if METASTORE_URIS not in props:
@@ -293,6 +298,7 @@ class CatalogConfig:
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
             scan=ScanConfig.from_properties(props), events=EventsConfig.from_properties(props),
+            storage=StorageConfig.from_properties(props),
         )
 
     def check_files(self) -> None:
@@ -300,7 +306,9 @@ class CatalogConfig:
         if self.client.kerberos is not None:
             self.client.kerberos.check_files()
         if self.filesystem is not None:
-            self.filesystem.check_root()
+            from hms_catalog.storage.resolver import StorageResolver
+
+            self.filesystem.check_root(StorageResolver(self.storage))
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

@@ -9,6 +9,7 @@ from hms_catalog.cache import CatalogCaches
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.formats import TableMetadata
 from hms_catalog.properties import ScanConfig
+from hms_catalog.storage.resolver import StorageResolver
 from planner.aggregates import AggregateAnswer, AggregateRequest
 from planner.listing import BlockLocator
 from planner.plan import PartitionField, Split
@@ -27,6 +28,7 @@ class PlanningContext:
     metadata: TableMetadata
     locator: BlockLocator
     io_properties: dict[str, str]
+    storage: StorageResolver  # the catalog's: how its locations are reached
     parallelism: int = 1
     progress: Progress | None = None
     statistics: bool = False  # gather row counts and column statistics (an optimizer asks; SHOW SPLITS does not)

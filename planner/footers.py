@@ -14,7 +14,7 @@ from typing import Any
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.errors import PlanningError
-from hms_catalog.formats._paths import resolve
+from hms_catalog.storage.resolver import StorageResolver
 from planner.aggregates import ColumnFacts, FileFacts
 
 __all__ = ["file_facts", "parquet_facts", "orc_facts", "FileIdentity"]
@@ -22,10 +22,10 @@ __all__ = ["file_facts", "parquet_facts", "orc_facts", "FileIdentity"]
 FileIdentity = tuple[str, int, int]  # path, size, modification time (ms)
 
 
-def parquet_facts(path: str) -> FileFacts:
+def parquet_facts(path: str, storage: StorageResolver) -> FileFacts:
     import pyarrow.parquet as pq
 
-    filesystem, inner = resolve(path)
+    filesystem, inner = storage.resolve(path)
     with filesystem.open_input_file(inner) as handle:
         metadata = pq.ParquetFile(handle).metadata
     top_level = {metadata.schema.column(i).path.split(".")[0].lower() for i in range(metadata.num_columns)}
@@ -60,10 +60,10 @@ def parquet_facts(path: str) -> FileFacts:
     return FileFacts(metadata.num_rows, columns, frozenset(top_level))
 
 
-def orc_facts(path: str) -> FileFacts:
+def orc_facts(path: str, storage: StorageResolver) -> FileFacts:
     import pyarrow.orc as orc
 
-    filesystem, inner = resolve(path)
+    filesystem, inner = storage.resolve(path)
     with filesystem.open_input_file(inner) as handle:
         reader = orc.ORCFile(handle)
         rows = int(reader.nrows)
@@ -74,7 +74,8 @@ def orc_facts(path: str) -> FileFacts:
 _READERS = {"parquet": parquet_facts, "orc": orc_facts}
 
 
-def file_facts(files: Sequence[FileIdentity], file_format: str, caches: CatalogCaches, parallelism: int) -> list[FileFacts]:
+def file_facts(files: Sequence[FileIdentity], file_format: str, caches: CatalogCaches, parallelism: int,
+               storage: StorageResolver) -> list[FileFacts]:
     """The facts of each file, from the cache or its footer (read in parallel, never twice)."""
     reader = _READERS.get(file_format)
     if reader is None:
@@ -90,7 +91,7 @@ def file_facts(files: Sequence[FileIdentity], file_format: str, caches: CatalogC
 
     def read(identity: FileIdentity) -> tuple[FileIdentity, FileFacts]:
         try:
-            return identity, reader(identity[0])
+            return identity, reader(identity[0], storage)
         except (OSError, ValueError) as error:
             raise PlanningError(f"cannot read the footer of {identity[0]}: {error}") from error
 

@@ -53,6 +53,7 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     listing = list_locations(
         [((database, table_name, location), location) for location, _ in targets],
         ctx.caches,
+        storage=ctx.storage,
         recursive=ctx.config.recursive,
         block_size=ctx.config.block_size,
         locator=ctx.locator,
@@ -108,7 +109,7 @@ def _aggregate(ctx: PlanningContext, file_format: str, statistics: PlanStatistic
               for location, values, _ in targets if partition_key(values) not in exact
               for entry in files.get(location, ()) if entry.size > 0]
     try:
-        read = dict(zip(needed, file_facts(needed, file_format, ctx.caches, ctx.config.listing_parallelism)))
+        read = dict(zip(needed, file_facts(needed, file_format, ctx.caches, ctx.config.listing_parallelism, ctx.storage)))
     except PlanningError as error:
         return refused(str(error))
 

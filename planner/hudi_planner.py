@@ -72,7 +72,7 @@ def plan_hudi(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     metadata = ctx.metadata
     snapshot = metadata.detection.hudi_query == "snapshot"
     started = time.perf_counter()
-    hudi_table = open_hudi_table(metadata.table)
+    hudi_table = open_hudi_table(metadata.table, ctx.io_properties)
     instant = _latest_instant(hudi_table) if snapshot else None
     slices = hudi_table.get_file_slices(_as_of(instant))
     listing_seconds = time.perf_counter() - started

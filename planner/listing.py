@@ -19,8 +19,8 @@ from typing import NamedTuple
 import pyarrow.fs as pafs
 
 from hms_catalog.cache import CatalogCaches
-from hms_catalog.errors import PlanningError
-from hms_catalog.formats._paths import is_hidden, join_location, resolve
+from hms_catalog.formats._paths import is_hidden, join_location
+from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
 
@@ -83,23 +83,24 @@ class ListingResult:
     seconds: float
 
 
-def _list_one(location: str, recursive: bool) -> list[tuple[str, int, int]] | None:
+def _list_one(storage: StorageResolver, location: str, recursive: bool) -> list[tuple[str, int, int]] | None:
     """(location, size, mtime ms) of the visible files under ``location``; None when it does not exist.
 
-    One listing call for the usual folder; a location that is a file costs a second call."""
+    One listing call for the usual folder; a location that is a file costs a second call. A store that
+    refuses or cannot be reached is a StorageError naming the catalog and the location."""
     try:
-        filesystem, root = resolve(location)
-    except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise PlanningError(f"cannot open the filesystem of {location}: {error}") from error
-    try:
-        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=recursive))
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        info = filesystem.get_file_info(root)
-        if info.type == pafs.FileType.NotFound:
+        filesystem, root = storage.resolve(location)
+        try:
+            entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=recursive))
+        except FileNotFoundError:
             return None
-        entries = [info]
+        except NotADirectoryError:
+            info = filesystem.get_file_info(root)
+            if info.type == pafs.FileType.NotFound:
+                return None
+            entries = [info]
+    except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise storage.error(location, error, "list") from None
     found = []
     base = root.rstrip("/")
     for entry in entries:
@@ -133,6 +134,7 @@ def list_locations(
     locations: Sequence[tuple[tuple[str, str, str], str]],
     caches: CatalogCaches,
     *,
+    storage: StorageResolver,
     recursive: bool,
     block_size: int,
     locator: BlockLocator,
@@ -157,7 +159,7 @@ def list_locations(
 
     def work(chunk: list[tuple[tuple[str, str, str], str]]) -> list[tuple[str, list[FileEntry] | None]]:
         ticket = caches.files.ticket()  # read before listing: a change while it runs is not undone
-        listed = [(key, location, _list_one(location, recursive)) for key, location in chunk]
+        listed = [(key, location, _list_one(storage, location, recursive)) for key, location in chunk]
         located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
         answers: list[tuple[str, list[FileEntry] | None]] = []
         for key, location, found in listed:

@@ -26,6 +26,7 @@ from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.errors import ConfigurationError
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
 __all__ = ["process_folder", "finish_unfinished", "RecoveringCatalog"]
@@ -44,6 +45,8 @@ class RecoveringCatalog(Protocol):
     def caches(self) -> CatalogCaches: ...
     @property
     def client(self) -> object: ...
+    @property
+    def storage(self) -> StorageResolver: ...
 
 
 def process_folder(root: Path | None) -> Path | None:
@@ -56,7 +59,7 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
     """Finish or undo the unfinished commits under ``root`` (only ``table``'s when given), leaving this
     process's ``running`` jobs alone; how many there were."""
     count = 0
-    for log in _unfinished(root, running):
+    for log in _unfinished(root, running, catalog.storage):
         database, name = log.table
         if table is not None and (database, name) != table:
             continue
@@ -70,7 +73,7 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
                         raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to undo {log.path} in")
                     log.undo(catalog.client)
                     if log.staging:
-                        staging.delete_folder(log.staging)  # the dead job's files, and what it had set aside (moved back)
+                        staging.delete_folder(catalog.storage, log.staging)  # the dead job's files, and what it had set aside (moved back)
             finally:
                 catalog.caches.invalidate_table(database, name)
             if log.done and not log.recorded:
@@ -79,7 +82,7 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
     return count
 
 
-def _unfinished(root: Path | None, running: set[str]) -> Iterator[UndoLog]:
+def _unfinished(root: Path | None, running: set[str], storage: StorageResolver) -> Iterator[UndoLog]:
     if root is None or not root.is_dir():
         return
     own = str(os.getpid())
@@ -89,7 +92,7 @@ def _unfinished(root: Path | None, running: set[str]) -> Iterator[UndoLog]:
         for path in sorted(folder.glob("*.jsonl")):
             if folder.name == own and path.stem in running:
                 continue
-            yield UndoLog.load(path)
+            yield UndoLog.load(path, storage)
         if folder.name != own:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # empty once its logs are done

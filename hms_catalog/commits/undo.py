@@ -31,6 +31,7 @@ from thrift.TSerialization import deserialize, serialize
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.errors import NotFoundError
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
 __all__ = ["UndoLog", "encode_struct", "decode_struct"]
@@ -63,13 +64,14 @@ class UndoLog:
     staging: str = ""  # the job's staging folder: deleted with what it holds once a killed process's commit is undone
     source: str = "write"  # what made the change (a ChangeSource value), for a restart that records it
     closed: Callable[[], None] = lambda: None  # told when the log is removed
+    storage: StorageResolver = field(default_factory=StorageResolver)  # the catalog's: how its files are reached
     _moves: list[tuple[str, str]] = field(default_factory=list)  # renames written down with the next step
 
     @classmethod
     def begin(cls, folder: Path | None, name: str, database: str, table: str, *, staging: str = "", source: str = "write",
-              closed: Callable[[], None] = lambda: None) -> UndoLog:
+              closed: Callable[[], None] = lambda: None, storage: StorageResolver) -> UndoLog:
         log = cls(None if folder is None else folder / f"{name}.jsonl", (database, table), staging=staging, source=source,
-                  closed=closed)
+                  closed=closed, storage=storage)
         log._append({"table": [database, table], "staging": staging, "source": source})
         return log
 
@@ -85,7 +87,7 @@ class UndoLog:
         moves, self._moves = self._moves, []
         self._step({"op": "moved", "moves": [list(pair) for pair in moves]})
         for source, target in moves:
-            staging.move(source, target)
+            staging.move(self.storage, source, target)
 
     def will(self, op: str, **step: Any) -> None:
         """Write down a step about to be taken (undone on failure whether or not it was taken)."""
@@ -131,7 +133,10 @@ class UndoLog:
         failures: list[str] = []
         for step in reversed(self.steps):
             try:
-                _UNDO[step["op"]](client, step)
+                if step["op"] == "moved":
+                    _moved(self.storage, step)
+                else:
+                    _UNDO[step["op"]](client, step)
             except Exception as error:  # noqa: BLE001 - every step is tried; the failures are raised together
                 failures.append(f"{step['op']}: {error}")
         if failures:
@@ -142,7 +147,7 @@ class UndoLog:
     def finish(self) -> None:
         """Take the deletes of a commit that is done; the log is removed once they are."""
         for location in self.deletes:
-            staging.delete_any(location)
+            staging.delete_any(self.storage, location)
         self.remove()
 
     def remove(self) -> None:
@@ -165,7 +170,7 @@ class UndoLog:
             os.fsync(out.fileno())
 
     @classmethod
-    def load(cls, path: Path) -> UndoLog:
+    def load(cls, path: Path, storage: StorageResolver) -> UndoLog:
         """The log as a killed process left it; a last line cut short is a step that was not taken."""
         records = []
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -175,7 +180,7 @@ class UndoLog:
                 break
         header: dict[str, Any] = records[0] if records else {"table": ["", ""]}
         log = cls(path, (header["table"][0], header["table"][1]), staging=header.get("staging", ""),
-                  source=header.get("source", "write"))
+                  source=header.get("source", "write"), storage=storage)
         for record in records[1:]:
             if "op" in record:
                 log.steps.append(record)
@@ -188,18 +193,18 @@ class UndoLog:
         return log
 
 
-def _moved(client: MetastoreWrites, step: dict[str, Any]) -> None:
+def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
     """Rename back, newest first, each that was taken. An empty folder where a source was is taken away
     first: the metastore makes a partition's folder when a partition whose folder is missing is added (a
     later step's undo re-adds a dropped partition before this one moves its files back)."""
     for source, target in reversed(step["moves"]):
-        if not staging.exists(target):
+        if not staging.exists(storage, target):
             continue
-        if staging.exists(source):
-            if not staging.is_empty_folder(source):
+        if staging.exists(storage, source):
+            if not staging.is_empty_folder(storage, source):
                 continue
-            staging.delete_folder(source)
-        staging.move(target, source)
+            staging.delete_folder(storage, source)
+        staging.move(storage, target, source)
 
 
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
@@ -255,7 +260,7 @@ def _renamed_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
 
 
 _UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {
-    "moved": _moved, "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
+    "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
     "dropped_partitions": _dropped_partitions, "altered_table": _altered_table, "created_table": _created_table,
     "dropped_table": _dropped_table, "renamed_table": _renamed_table,
 }

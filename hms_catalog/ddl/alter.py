@@ -79,7 +79,7 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
         struct.sd.serdeInfo = serde
         done = "serde properties set" + (f", serde {change.serde}" if change.serde else "")
     elif isinstance(change, SetLocation):
-        check_location(change.location, f"table '{full}'")
+        check_location(change.location, f"table '{full}'", ctx.catalog.storage)
         struct.sd.location = change.location
         if struct.sd.serdeInfo is not None and "path" in (struct.sd.serdeInfo.parameters or {}):
             struct.sd.serdeInfo.parameters = {**struct.sd.serdeInfo.parameters, "path": change.location}
@@ -220,7 +220,7 @@ def _all_stored(fields: list[dict[str, object]]) -> list[ColumnSpec]:
 def _partition_location(ctx: DdlContext, struct: ttypes.Table, change: SetLocation) -> DdlOutcome:
     assert change.partition is not None
     database, name = struct.dbName.lower(), struct.tableName.lower()
-    check_location(change.location, f"a partition of {database}.{name}")
+    check_location(change.location, f"a partition of {database}.{name}", ctx.catalog.storage)
     partition_text = partition_name(struct, change.partition)
     found = ctx.catalog.client.get_partitions_by_names(database, name, [partition_text])
     if not found:

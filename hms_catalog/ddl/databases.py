@@ -15,7 +15,7 @@ __all__ = ["create_database", "alter_database", "drop_database"]
 def create_database(ctx: DdlContext, spec: DatabaseSpec) -> DdlOutcome:
     name = spec.name.lower()
     if spec.location is not None:
-        check_location(spec.location, f"database '{name}'")
+        check_location(spec.location, f"database '{name}'", ctx.catalog.storage)
     with ctx.changing([(name, "")], events=[("CREATE_DATABASE", name, "", 1)]) as changes:
         try:
             ctx.client.create_database(database_struct(spec))
@@ -32,7 +32,7 @@ def alter_database(ctx: DdlContext, name: str, properties: Pairs, *, location: s
     on: existing tables stay where they are, as in Spark and Hive."""
     name = name.lower()
     if location is not None:
-        check_location(location, f"database '{name}'")
+        check_location(location, f"database '{name}'", ctx.catalog.storage)
     with ctx.changing([(name, "")], events=[("ALTER_DATABASE", name, "", 1)]) as changes:
         current = ctx.catalog.client.get_database(name)
         current.parameters = {**(current.parameters or {}), **dict(properties)}

@@ -41,7 +41,9 @@ def iceberg_catalog(catalog: ExternalCatalog) -> Any:
         raise ConfigurationError(f"catalog '{catalog.name}': Iceberg DDL on a Kerberos metastore is not supported yet; "
                                  "create the table with pyiceberg or Spark's Iceberg catalog, and it is read here")
     uri = config.client.uris[0]
-    properties = {key: value for key, value in config.raw.items() if key.startswith(("s3.", "gcs.", "adls.", "hdfs.", "py-io"))}
+    # the FileIO names of the catalog's storage settings, however the user spelled them
+    properties = {key: value for key, value in catalog.io_properties.items()
+                  if key.startswith(("s3.", "gcs.", "adls.", "hdfs.", "py-io"))}
     properties["hive.hive2-compatible"] = config.raw.get("hive.hive2-compatible", "true")
     return HiveCatalog(catalog.name, uri=f"thrift://{uri.host}:{uri.port}", **properties)
 

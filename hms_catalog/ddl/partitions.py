@@ -23,9 +23,10 @@ from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues
 from hms_catalog.ddl.structs import partition_struct
 from hms_catalog.ddl.tables import changeable_table
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, MetastoreError, NotFoundError
-from hms_catalog.formats._paths import is_hidden, resolve
+from hms_catalog.formats._paths import is_hidden
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.staging import exists, table_root
 
@@ -111,7 +112,7 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
         values = normalized_values(struct, partition)
         location = _resolved(struct, partition.location)
         if location is not None:
-            check_location(location, f"a partition of {full}")
+            check_location(location, f"a partition of {full}", ctx.catalog.storage)
         normalized = PartitionValues(tuple(values.items()), location)
         structs.append(partition_struct(struct, normalized))
     batches = -(-len(structs) // BATCH)
@@ -161,9 +162,9 @@ def drop_partitions(ctx: DdlContext, database: str, name: str, change: DropParti
     return ctx.outcome(f"{dropped} partition(s) dropped from '{full}'", changes)
 
 
-def _folders(location: str, keys: list[str]) -> dict[str, str]:
+def _folders(location: str, keys: list[str], storage: StorageResolver) -> dict[str, str]:
     """``k=v/k2=v2`` folders under ``location`` with one level per key (hidden ones skipped), by partition name."""
-    filesystem, root = resolve(location)
+    filesystem, root = storage.resolve(location)
     entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
     base = root.rstrip("/")
     found: dict[str, str] = {}
@@ -187,7 +188,7 @@ def _vanished(ctx: DdlContext, database: str, name: str, keys: list[str], candid
     for start in range(0, len(candidates), BATCH):
         for partition in ctx.catalog.client.get_partitions_by_names(database, name, candidates[start : start + BATCH]):
             location = partition.sd.location if partition.sd is not None else None
-            if not location or not exists(location):
+            if not location or not exists(ctx.catalog.storage, location):
                 gone.append(make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in partition.values]))
     return sorted(gone)
 
@@ -201,7 +202,7 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
     if not location:
         raise ConfigurationError(f"table '{full}' has no location to look for partition folders in")
     keys = [k.name.lower() for k in struct.partitionKeys]
-    folders = _folders(location, keys)
+    folders = _folders(location, keys, ctx.catalog.storage)
     known = set(ctx.catalog.client.get_partition_names(database, name))
     missing = sorted(set(folders) - known) if change.add else []
     vanished = _vanished(ctx, database, name, keys, sorted(known - set(folders))) if change.drop else []

@@ -15,7 +15,7 @@ from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import create_iceberg_table, iceberg_catalog
-from hms_catalog.ddl.locations import check_location, remaining_files
+from hms_catalog.ddl.locations import check_location, delete_remaining
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import like_struct, provider_of, table_struct
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
@@ -58,7 +58,7 @@ def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
         raise ConfigurationError(f"table '{full}' needs at least one column")
     location = spec.location
     if location is not None:
-        check_location(location, f"table '{full}'")
+        check_location(location, f"table '{full}'", ctx.catalog.storage)
     iceberg = (spec.provider or "").lower() == "iceberg"
     if not spec.external and location is None:
         location = default_location(ctx, database, name)
@@ -93,7 +93,7 @@ def create_table_like(ctx: DdlContext, database: str, name: str, source: ttypes.
                                     "and USING iceberg")
     given = location
     if location is not None:
-        check_location(location, f"table '{full}'")
+        check_location(location, f"table '{full}'", ctx.catalog.storage)
     elif not external:
         location = default_location(ctx, database, name)
     spec = dataclasses.replace(storage or TableSpec("", "", ()), database=database, name=name, location=given, external=external)
@@ -132,7 +132,7 @@ def drop_table(ctx: DdlContext, database: str, name: str, *, if_exists: bool = F
             ctx.client.drop_table(database, name, delete_data=True)
         changes.append((ChangeKind.DROPPED, CatalogObject.for_table(database, name)))
     if managed and not iceberg:
-        left = remaining_files(location)
+        left = delete_remaining(location, ctx.catalog.storage)
         if left:
             return ctx.outcome(f"table '{full}' dropped, but files of it remain under {location} (e.g. {', '.join(left)}): "
                                "delete them by hand", changes)

@@ -25,8 +25,9 @@ from hms_catalog.filesystem.config import FilesystemConfig
 from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_folders
 from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.filesystem.tables import partition_struct, table_struct
-from hms_catalog.formats._paths import is_hidden, join_location, resolve
+from hms_catalog.formats._paths import is_hidden, join_location
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partition_name
+from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["FilesystemClient", "PROMOTE_HINT"]
 
@@ -38,12 +39,18 @@ class FilesystemClient:
     metastore_catalog: str | None = None
 
     def __init__(self, catalog: str, config: FilesystemConfig, promotions: PromotionStore,
-                 filesystem: pafs.FileSystem | None = None) -> None:
+                 filesystem: pafs.FileSystem | None = None, *, storage: StorageResolver | None = None) -> None:
+        """``storage``: the catalog's resolver, which reaches the root's store with the catalog's settings;
+        ``filesystem``: a filesystem to use as it is (tests), the root a path on it."""
         self.catalog = catalog
         self.config = config
         self.promotions = promotions
         if filesystem is None:
-            filesystem, self._root = resolve(config.root)
+            resolver = storage if storage is not None else StorageResolver(name=catalog)
+            try:
+                filesystem, self._root = resolver.resolve(config.root)
+            except (OSError, ValueError) as error:
+                raise resolver.error(config.root, error, "open the root") from None
         else:
             self._root = config.root
         self.filesystem = filesystem

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hms_catalog._property_values import property_as_bool, property_as_int
-from hms_catalog.errors import ConfigurationError
+from hms_catalog.errors import ConfigurationError, StorageError
+
+if TYPE_CHECKING:
+    from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["CATALOG_TYPE", "ROOT", "AUTO_PROMOTE", "SAMPLE_FILES", "SAMPLE_FILES_DEFAULT", "FilesystemConfig"]
 
@@ -42,16 +46,14 @@ class FilesystemConfig:
             sample_files=property_as_int(props, SAMPLE_FILES, SAMPLE_FILES_DEFAULT, minimum=1),
         )
 
-    def check_root(self) -> None:
+    def check_root(self, storage: StorageResolver) -> None:
         """The root must be a folder that can be listed (checked at CREATE and ALTER)."""
         import pyarrow.fs as pafs
 
-        from hms_catalog.formats._paths import resolve
-
         try:
-            filesystem, path = resolve(self.root)
+            filesystem, path = storage.resolve(self.root)
             info = filesystem.get_file_info(path)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, StorageError) as error:
             raise ConfigurationError(f"property '{ROOT}': cannot open {self.root}: {error}") from None
         if info.type == pafs.FileType.NotFound:
             raise ConfigurationError(f"property '{ROOT}': {self.root} does not exist")

@@ -42,6 +42,9 @@ def join_location(location: str, path: str) -> str:
     authority = rest.split("/", 1)[0]
     if path.startswith(authority + "/") or path == authority:  # object stores: bucket/key
         return f"{scheme}://{path}"
+    container = authority.split("@", 1)[0]  # Azure: container@account.dfs.core.windows.net, paths container/key
+    if "@" in authority and (path.startswith(container + "/") or path == container):
+        return f"{scheme}://{authority}{path[len(container):]}"
     return f"{scheme}://{authority}{path if path.startswith('/') else '/' + path}"
 
 

@@ -7,6 +7,7 @@ types); the commit's schema gives everything else, Hudi's five ``_hoodie_*`` met
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hms_catalog.client.hive_thrift import ttypes
@@ -19,26 +20,29 @@ from hms_catalog.types import from_arrow_schema, parse_hive_type
 if TYPE_CHECKING:
     from hudi import HudiTable
 
-__all__ = ["hudi_schema", "open_hudi_table"]
+__all__ = ["hudi_schema", "open_hudi_table", "hudi_storage_options"]
 
 META_PREFIX = "_hoodie_"
 
 
-def open_hudi_table(table: ttypes.Table) -> HudiTable:
-    """hudi-rs's table for the metastore table's location."""
+def open_hudi_table(table: ttypes.Table, io_properties: Mapping[str, str]) -> HudiTable:
+    """hudi-rs's table for the metastore table's location, reached with the catalog's storage settings
+    (``io_properties``: pyiceberg's names, which :func:`hudi_storage_options` turns into hudi-rs's)."""
     import hudi
 
     location = table.sd.location if table.sd else None
     if not location:
         raise SchemaError(f"Hudi table {table.dbName}.{table.tableName} has no location")
     try:
-        return hudi.HudiTableBuilder.from_base_uri(normalize_location(location)).build()
+        builder = hudi.HudiTableBuilder.from_base_uri(normalize_location(location))
+        options = hudi_storage_options(io_properties)
+        return (builder.with_storage_options(options) if options else builder).build()
     except Exception as error:  # hudi-rs raises its own HudiCoreError and OSError
         raise SchemaError(f"cannot open the Hudi table at {location}: {error}") from error
 
 
-def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
-    hudi_table = open_hudi_table(table)
+def hudi_schema(table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> TableSchema:
+    hudi_table = open_hudi_table(table, io_properties)
     try:
         arrow = hudi_table.get_schema_with_meta_fields()
     except Exception as error:
@@ -79,3 +83,18 @@ def hudi_schema(table: ttypes.Table, detection: Detection) -> TableSchema:
         "query": detection.hudi_query or "read_optimized",
     }
     return TableSchema(tuple(columns), source=f"Hudi commit {latest}", details=details)
+
+
+_HUDI_NAMES = {"s3.endpoint": "aws_endpoint_url", "s3.region": "aws_region", "s3.access-key-id": "aws_access_key_id",
+               "s3.secret-access-key": "aws_secret_access_key", "s3.session-token": "aws_session_token"}
+
+
+def hudi_storage_options(io_properties: Mapping[str, str]) -> dict[str, str]:
+    """hudi-rs's (object_store's) names for the S3 settings among ``io_properties``; empty when none are set."""
+    options = {name: io_properties[key] for key, name in _HUDI_NAMES.items() if io_properties.get(key)}
+    endpoint = options.get("aws_endpoint_url", "")
+    if endpoint.startswith("http://"):
+        options["aws_allow_http"] = "true"
+    if io_properties.get("s3.path-style-access", "").lower() == "true":
+        options["aws_virtual_hosted_style_request"] = "false"
+    return options

@@ -26,7 +26,7 @@ _LOADERS: dict[TableFormat, SchemaLoader] = {
     TableFormat.HIVE: lambda table, detection, _: hive_schema(table, detection),
     TableFormat.UNKNOWN: lambda table, detection, _: hive_schema(table, detection),
     TableFormat.ICEBERG: iceberg_schema,
-    TableFormat.HUDI: lambda table, detection, _: hudi_schema(table, detection),
+    TableFormat.HUDI: hudi_schema,
 }
 
 

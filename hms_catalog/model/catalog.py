@@ -17,6 +17,8 @@ from hms_catalog.events import EventApplier, EventFollower
 from hms_catalog.events.follower import FollowLease
 from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
+from hms_catalog.storage.engines import pyiceberg_properties
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write.jobs import WriteJobs
 
 if TYPE_CHECKING:
@@ -53,10 +55,14 @@ class ExternalCatalog:
         follow_lease: FollowLease | None = None,
         commits: Path | None = None,
         follow_on_first_use: bool = True,
+        storage: StorageResolver | None = None,
     ) -> None:
         self.definition = definition
         self.config = config
         self.client = client
+        # how its tables' locations are reached (rebuilt with the catalog when its properties change)
+        self.storage = storage if storage is not None else StorageResolver(config.storage, name=definition.name)
+        self.io_properties = pyiceberg_properties(self.storage.config, config.raw)
         self.caches = caches if caches is not None else CatalogCaches.from_config(config.caches)
         self._lock = threading.Lock()
         self._databases: dict[str, ExternalDatabase] = {}
@@ -71,7 +77,7 @@ class ExternalCatalog:
         self._following = Lazy(self._start_following if follow_on_first_use else _not_following)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
         # writes begun and not committed or aborted, what commits replaced, and where commits keep their undo logs
-        self.write_jobs = WriteJobs(commits)
+        self.write_jobs = WriteJobs(commits, self.storage)
 
     @property
     def name(self) -> str:
@@ -97,7 +103,7 @@ class ExternalCatalog:
             found = self._databases.get(key)
             if found is None:
                 found = ExternalDatabase(
-                    self.name, key, self.client, self.caches, self.config.raw, parallelism=self.config.client.pool_size
+                    self.name, key, self.client, self.caches, self.io_properties, parallelism=self.config.client.pool_size
                 )
                 self._databases[key] = found
             return found
@@ -121,6 +127,7 @@ class ExternalCatalog:
         if self.follower is not None:
             self.follower.stop()
         self.client.close()
+        self.storage.close()
 
     def follow_events(self) -> None:
         """Follow the metastore's events from now on (a serving process: from the catalog's definition on,

@@ -26,7 +26,7 @@ def remove_stale_staging(catalog: ExternalCatalog, struct: ttypes.Table, root: s
     commits are undone or finished first: what they set aside waits in their staging folders."""
     catalog.write_jobs.finish_unfinished(catalog, (struct.dbName.lower(), struct.tableName.lower()))
     live = catalog.write_jobs.live(struct.dbName.lower(), struct.tableName.lower())
-    candidates = staging.stale_staging(root, live, ())
+    candidates = staging.stale_staging(catalog.storage, root, live, ())
     if not candidates:
         return []
     current = [struct.sd.location] if struct.sd is not None and struct.sd.location else []
@@ -35,5 +35,5 @@ def remove_stale_staging(catalog: ExternalCatalog, struct: ttypes.Table, root: s
         current += [p.sd.location for p in partitions if p.sd is not None and p.sd.location]
     removed = [folder for folder in candidates if not any(staging.is_within(location, folder) for location in current)]
     for folder in removed:
-        staging.delete_folder(folder)
+        staging.delete_folder(catalog.storage, folder)
     return removed

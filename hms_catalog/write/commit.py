@@ -61,7 +61,7 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
         ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
         struct = ctx.catalog.client.get_table(database, name)
         target = write_target(struct, full)
-        request = drop_unlisted(job.staging, request)
+        request = drop_unlisted(ctx.catalog.storage, job.staging, request)
         keys = [k.name.lower() for k in struct.partitionKeys or []]
         mode = write_mode(request, keys, target.hive_table)
         log = ctx.catalog.write_jobs.undo_log(job)
@@ -82,7 +82,7 @@ def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
     """Move what ``location`` holds aside, into the job's staging folder (or beside it, hidden, when it lies
     outside the table's folder), deleted once the commit is done: the folder itself in one rename, or its
     visible entries one by one when it holds the staging folder (a table's root)."""
-    if not staging.exists(location):
+    if not staging.exists(log.storage, location):
         return
     if staging.is_within(location, job.root):
         backup = f"{job.staging}/.replaced/{len(log.deletes)}"
@@ -90,7 +90,7 @@ def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
         backup = f"{posixpath.dirname(location.rstrip('/'))}/.hms-replaced-{job.id}-{len(log.deletes)}"
     log.delete_later(backup)
     if staging.is_within(job.staging, location):
-        for child in staging.visible_children(location):
+        for child in staging.visible_children(log.storage, location):
             log.will_move(child, f"{backup}/{posixpath.basename(child.rstrip('/'))}")
     else:
         log.will_move(location, backup)
@@ -102,7 +102,8 @@ def move_files_in(log: UndoLog, job: WriteJob, location: str, files: list[Writte
     for written in files:
         name = posixpath.basename(written.path)
         target = f"{location.rstrip('/')}/{name}"
-        log.will_move(f"{job.staging}/{written.path}", target if not staging.exists(target) else f"{location.rstrip('/')}/{job.id}-{name}")
+        taken = staging.exists(log.storage, target)
+        log.will_move(f"{job.staging}/{written.path}", f"{location.rstrip('/')}/{job.id}-{name}" if taken else target)
 
 
 @dataclass
@@ -150,14 +151,14 @@ class _Commit:
         job, struct = self.job, self.struct
         location, root = struct.sd.location, job.root
         files = list(request.files)
-        parameters = appended_parameters(struct, files)
+        parameters = appended_parameters(self.ctx.catalog.storage, struct, files)
         if self.mode.replaces:
             _check_conflicts(self.ctx, job, {WHOLE_TABLE})
             parameters = written_parameters(struct.parameters or {}, files)
             set_aside(self.log, job, root)
         if staging.normalized(location) != staging.normalized(root):
             if not self.mode.replaces:
-                for relative, (path, _) in staging.files_under(location).items():
+                for relative, (path, _) in staging.files_under(self.ctx.catalog.storage, location).items():
                     self.log.will_move(path, f"{root}/{job.id}-{relative.replace('/', '-')}")
             self.log.delete_later(location)
         move_files_in(self.log, job, root, files)
@@ -177,13 +178,13 @@ class _Commit:
     def _place(self, location: str, group: WrittenPartition, *, keep: bool) -> None:
         """Make ``location`` hold the group's files: its folder renamed there (what was there set aside
         first), or with ``keep`` (an append to a folder no partition listed) the files moved in."""
-        if keep and staging.exists(location):
+        if keep and staging.exists(self.ctx.catalog.storage, location):
             move_files_in(self.log, self.job, location, group.files)
             return
         set_aside(self.log, self.job, location)
         source = f"{self.job.staging}/{group.folder}"
         if not group.files:
-            staging.make_folder(source)  # a full spec's partition that no row went to: present and empty
+            staging.make_folder(self.ctx.catalog.storage, source)  # a full spec's partition that no row went to: present and empty
         self.log.will_move(source, location)
 
     def _new_structs(self, new: dict[str, WrittenPartition]) -> list[ttypes.Partition]:
@@ -194,8 +195,8 @@ class _Commit:
             sd = _located(struct.sd, location)
             values = [DEFAULT_PARTITION if v is None else v for v in group.values]
             parameters = written_parameters({}, group.files)
-            if not self.mode.replaces and staging.exists(location):  # files of no partition stay, and count
-                parameters = appended_parameters(ttypes.Partition(parameters={}, sd=sd), group.files)
+            if not self.mode.replaces and staging.exists(self.ctx.catalog.storage, location):  # files of no partition stay, and count
+                parameters = appended_parameters(self.ctx.catalog.storage, ttypes.Partition(parameters={}, sd=sd), group.files)
             parts.append(ttypes.Partition(values=values, dbName=struct.dbName, tableName=struct.tableName, sd=sd, parameters=parameters))
         return parts
 
@@ -212,7 +213,7 @@ class _Commit:
                                              "parameters": written_parameters(old.parameters or {}, group.files)})
         for n, group in plan.appended.items():
             old = existing[n]
-            changed[n] = ttypes.Partition(**{**old.__dict__, "parameters": appended_parameters(old, group.files)})
+            changed[n] = ttypes.Partition(**{**old.__dict__, "parameters": appended_parameters(self.ctx.catalog.storage, old, group.files)})
         return changed
 
     def _metastore(self, added: list[ttypes.Partition], changed: dict[str, ttypes.Partition], existing: dict[str, ttypes.Partition],

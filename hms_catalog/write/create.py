@@ -34,7 +34,7 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
     client = ctx.client
     with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
         ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
-        request = drop_unlisted(job.staging, request)
+        request = drop_unlisted(ctx.catalog.storage, job.staging, request)
         old = existing_table(ctx, database, name, replace=job.replace)
         struct = table_struct(job.create, job.root)
         keys = [k.name.lower() for k in struct.partitionKeys or []]

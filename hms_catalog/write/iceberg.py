@@ -105,7 +105,7 @@ def commit_iceberg(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wr
 
     database, name = job.database, job.table
     full = f"{ctx.catalog.name}.{database}.{name}"
-    request = drop_unlisted(job.staging, request)
+    request = drop_unlisted(ctx.catalog.storage, job.staging, request)
     replaced = 0
     with ctx.changing([(database, name)], events=[("ALTER_TABLE", database, name, 1)], source=ChangeSource.WRITE) as changes:
         for attempt in range(RETRIES + 1):

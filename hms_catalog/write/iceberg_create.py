@@ -86,7 +86,7 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
     if job.create.comment:
         properties["comment"] = job.create.comment
     with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
-        request = drop_unlisted(job.staging, request)
+        request = drop_unlisted(ctx.catalog.storage, job.staging, request)
         try:
             old: Any = iceberg.load_table(identifier)
         except NoSuchTableError:

@@ -18,6 +18,7 @@ from hms_catalog.commits.recovery import RecoveringCatalog, finish_unfinished, p
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.errors import NotFoundError
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.write.target import WriteTarget
 
@@ -51,8 +52,9 @@ class WriteJobs:
     """One catalog's live jobs and commit journal (thread-safe), and where its commits keep their undo logs
     (``commits``: the catalog's folder in the home; None keeps them in memory, as a catalog built in memory)."""
 
-    def __init__(self, commits: Path | None = None) -> None:
+    def __init__(self, commits: Path | None = None, storage: StorageResolver | None = None) -> None:
         self.commits = commits
+        self.storage = storage if storage is not None else StorageResolver()  # the catalog's, for its undo logs
         self._lock = threading.Lock()
         self._open_logs: set[str] = set()
         self._jobs: dict[str, WriteJob] = {}
@@ -93,7 +95,8 @@ class WriteJobs:
             with self._lock:
                 self._open_logs.discard(name)
 
-        return UndoLog.begin(process_folder(self.commits), name, database, table, staging=staging, source=source, closed=closed)
+        return UndoLog.begin(process_folder(self.commits), name, database, table, staging=staging, source=source, closed=closed,
+                             storage=self.storage)
 
     def left_unfinished(self, name: str) -> bool:
         """Whether the undo log ``name`` is still there (its undo failed): it is then left to the next look of

@@ -85,11 +85,11 @@ def abort_write(ctx: DdlContext, job: WriteJob) -> None:
     """Delete what the job wrote; a CREATE TABLE AS's folder too, when the table does not exist and the
     folder holds nothing visible."""
     try:
-        staging.delete_folder(job.staging)
-        if job.create is not None and not staging.files_under(job.root):
+        staging.delete_folder(ctx.catalog.storage, job.staging)
+        if job.create is not None and not staging.files_under(ctx.catalog.storage, job.root):
             try:
                 ctx.catalog.client.get_table(job.database, job.table)
             except NotFoundError:
-                staging.delete_folder(job.root)
+                staging.delete_folder(ctx.catalog.storage, job.root)
     finally:
         ctx.catalog.write_jobs.end(job.id)

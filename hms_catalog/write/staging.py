@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from hms_catalog.formats._paths import is_hidden, join_location, normalize_location, resolve
+from hms_catalog.formats._paths import is_hidden, join_location, normalize_location
+from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",
            "delete_any",
@@ -61,17 +62,17 @@ class FolderStats:
     bytes: int
 
 
-def folder_stats(location: str) -> FolderStats:
-    filesystem, path = resolve(location)
+def folder_stats(storage: StorageResolver, location: str) -> FolderStats:
+    filesystem, path = storage.resolve(location)
     infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
     root = path.rstrip("/")
     files = [info for info in infos if info.type == pafs.FileType.File and not is_hidden(info.path[len(root):])]
     return FolderStats(len(files), sum(info.size or 0 for info in files))
 
 
-def files_under(location: str) -> dict[str, tuple[str, int]]:
+def files_under(storage: StorageResolver, location: str) -> dict[str, tuple[str, int]]:
     """The visible files under ``location``, recursively: relative path -> (location, size)."""
-    filesystem, path = resolve(location)
+    filesystem, path = storage.resolve(location)
     infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
     root = path.rstrip("/") + "/"
     found = {}
@@ -93,15 +94,15 @@ def staging_ancestor(root: str, location: str) -> str | None:
     return f"{root.rstrip('/')}/{first}" if first.startswith(STAGING_PREFIX) else None
 
 
-def make_folder(location: str) -> None:
-    filesystem, path = resolve(location)
+def make_folder(storage: StorageResolver, location: str) -> None:
+    filesystem, path = storage.resolve(location)
     filesystem.create_dir(path, recursive=True)
 
 
 
 
-def delete_any(location: str) -> None:
-    filesystem, path = resolve(location)
+def delete_any(storage: StorageResolver, location: str) -> None:
+    filesystem, path = storage.resolve(location)
     info = filesystem.get_file_info(path)
     if info.type == pafs.FileType.Directory:
         filesystem.delete_dir(path)
@@ -109,52 +110,66 @@ def delete_any(location: str) -> None:
         filesystem.delete_file(path)
 
 
-def exists(location: str) -> bool:
-    filesystem, path = resolve(location)
+def exists(storage: StorageResolver, location: str) -> bool:
+    filesystem, path = storage.resolve(location)
     return filesystem.get_file_info(path).type != pafs.FileType.NotFound
 
 
-def is_empty_folder(location: str) -> bool:
+def is_empty_folder(storage: StorageResolver, location: str) -> bool:
     """Whether ``location`` is a folder with nothing in it (hidden entries count)."""
-    filesystem, path = resolve(location)
+    filesystem, path = storage.resolve(location)
     if filesystem.get_file_info(path).type != pafs.FileType.Directory:
         return False
     return not filesystem.get_file_info(pafs.FileSelector(path, recursive=False))
 
 
-def move(source: str, target: str) -> None:
+def move(storage: StorageResolver, source: str, target: str) -> None:
     """Rename a file or folder (one rename: atomic on HDFS and local disks), making the target's parent."""
-    filesystem, source_path = resolve(source)
-    _, target_path = resolve(target)
+    filesystem, source_path = storage.resolve(source)
+    _, target_path = storage.resolve(target)
     parent = target_path.rstrip("/").rsplit("/", 1)[0]
     if parent:
         filesystem.create_dir(parent, recursive=True)
+    if filesystem.type_name == "s3" and filesystem.get_file_info(source_path).type == pafs.FileType.Directory:
+        _move_objects(filesystem, source_path, target_path)  # an object store has no folders to rename
+        return
     filesystem.move(source_path, target_path)
 
 
-def delete_folder(location: str) -> None:
-    filesystem, path = resolve(location)
+def _move_objects(filesystem: pafs.FileSystem, source: str, target: str) -> None:
+    """Move every object under the prefix ``source`` to ``target`` (copy, then delete: not atomic, as no
+    rename on an object store is; a commit's undo log moves them back after a failure)."""
+    infos = filesystem.get_file_info(pafs.FileSelector(source, recursive=True))
+    for info in infos:
+        if info.type == pafs.FileType.File:
+            filesystem.move(info.path, target + info.path[len(source):])
+    with contextlib.suppress(FileNotFoundError):
+        filesystem.delete_dir(source)
+
+
+def delete_folder(storage: StorageResolver, location: str) -> None:
+    filesystem, path = storage.resolve(location)
     if filesystem.get_file_info(path).type == pafs.FileType.Directory:
         filesystem.delete_dir(path)
 
 
-def delete_files(locations: Iterable[str]) -> None:
+def delete_files(storage: StorageResolver, locations: Iterable[str]) -> None:
     for location in locations:
-        filesystem, path = resolve(location)
+        filesystem, path = storage.resolve(location)
         with contextlib.suppress(FileNotFoundError):
             filesystem.delete_file(path)
 
 
-def visible_children(location: str) -> list[str]:
+def visible_children(storage: StorageResolver, location: str) -> list[str]:
     """The visible files and folders directly under ``location``, as locations."""
-    filesystem, path = resolve(location)
+    filesystem, path = storage.resolve(location)
     infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
     return [join_location(location, info.path) for info in infos if not is_hidden(info.base_name)]
 
 
-def stale_staging(root: str, live: Iterable[str], current: Iterable[str]) -> list[str]:
+def stale_staging(storage: StorageResolver, root: str, live: Iterable[str], current: Iterable[str]) -> list[str]:
     """The staging folders under ``root`` of no live job that hold no current location (a crashed job's)."""
-    filesystem, path = resolve(root)
+    filesystem, path = storage.resolve(root)
     infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
     keep = set(live)
     locations = list(current)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write.staging import folder_stats
 
 __all__ = ["written_parameters", "appended_parameters"]
@@ -33,11 +34,12 @@ def written_parameters(parameters: Mapping[str, str], files: Sequence[_Counted])
             "numRows": str(sum(f.rows for f in files))}
 
 
-def appended_parameters(owner: ttypes.Partition | ttypes.Table, files: Sequence[_Counted]) -> dict[str, str]:
+def appended_parameters(storage: StorageResolver, owner: ttypes.Partition | ttypes.Table,
+                        files: Sequence[_Counted]) -> dict[str, str]:
     """``owner``'s parameters once ``files`` are added to what its location holds now; the row count only
     when the one recorded before was a count."""
     parameters = {str(k): str(v) for k, v in (owner.parameters or {}).items()}
-    before = folder_stats(owner.sd.location) if owner.sd is not None and owner.sd.location else None
+    before = folder_stats(storage, owner.sd.location) if owner.sd is not None and owner.sd.location else None
     updated = _kept(parameters)
     updated["numFiles"] = str((before.files if before else 0) + len(files))
     updated["totalSize"] = str((before.bytes if before else 0) + sum(f.bytes for f in files))

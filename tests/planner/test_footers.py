@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.properties import CacheConfig
+from hms_catalog.storage import StorageResolver
 from planner.footers import file_facts, orc_facts, parquet_facts
 
 TABLE = pa.table({
@@ -27,7 +28,7 @@ TABLE = pa.table({
 def test_parquet_footers_count_and_bound_each_column_across_row_groups(tmp_path: Path) -> None:
     path = tmp_path / "f.parquet"
     pq.write_table(TABLE, path, row_group_size=2)  # three row groups, one of them all NULL in 'day'... and 'id'
-    facts = parquet_facts(path.as_uri())
+    facts = parquet_facts(path.as_uri(), StorageResolver())
     assert facts.rows == 6 and facts.present == {"id", "day", "flag", "mixed", "nested", "empty"}
     for name in ("id", "day", "flag", "mixed"):
         column = TABLE.column("Mixed" if name == "mixed" else name)
@@ -41,13 +42,13 @@ def test_parquet_footers_count_and_bound_each_column_across_row_groups(tmp_path:
 def test_a_parquet_file_written_without_statistics_says_so(tmp_path: Path) -> None:
     path = tmp_path / "bare.parquet"
     pq.write_table(TABLE.select(["id"]), path, write_statistics=False)
-    assert parquet_facts(path.as_uri()).columns["id"].values is None
+    assert parquet_facts(path.as_uri(), StorageResolver()).columns["id"].values is None
 
 
 def test_orc_footers_give_row_counts(tmp_path: Path) -> None:
     path = tmp_path / "f.orc"
     orc.write_table(TABLE.select(["id", "day"]), path)
-    facts = orc_facts(path.as_uri())
+    facts = orc_facts(path.as_uri(), StorageResolver())
     assert facts.rows == 6 and facts.present == {"id", "day"} and facts.columns == {}
 
 
@@ -56,6 +57,6 @@ def test_footers_are_read_once_per_file_version(tmp_path: Path) -> None:
     pq.write_table(TABLE.select(["id"]), path)
     caches = CatalogCaches.from_config(CacheConfig())
     identity = (path.as_uri(), path.stat().st_size, 1)
-    first = file_facts([identity], "parquet", caches, 2)
+    first = file_facts([identity], "parquet", caches, 2, StorageResolver())
     path.unlink()  # a second read would fail: the cache answers
-    assert file_facts([identity], "parquet", caches, 2) == first and len(caches.footers) == 1
+    assert file_facts([identity], "parquet", caches, 2, StorageResolver()) == first and len(caches.footers) == 1

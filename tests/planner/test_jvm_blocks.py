@@ -7,6 +7,7 @@ from typing import Any
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.properties import CacheConfig
+from hms_catalog.storage import StorageResolver
 from planner.jvm_blocks import JvmBlockLocator
 from planner.listing import list_locations
 
@@ -23,7 +24,7 @@ def test_blocks_come_from_hadoop_in_one_call_per_listing(spark: Any, tmp_path: P
     locator = JvmBlockLocator(spark, cache_dir=tmp_path / "java")
     caches = CatalogCaches.from_config(CacheConfig())
     result = list_locations(
-        [(("db", "t", f"file://{d}"), f"file://{d}") for d in directories], caches,
+        [(("db", "t", f"file://{d}"), f"file://{d}") for d in directories], caches, storage=StorageResolver(),
         recursive=False, block_size=1 << 25, locator=locator, parallelism=1,
     )
     assert locator.calls == 2  # one per listing, not one per file
@@ -34,7 +35,7 @@ def test_blocks_come_from_hadoop_in_one_call_per_listing(spark: Any, tmp_path: P
             assert entry.blocks.offsets == (0,) and entry.blocks.hosts == (("localhost",),)  # Hadoop's local answer
             assert entry.blocks.block_size > 0
     again = list_locations(
-        [(("db", "t2", f"file://{d}"), f"file://{d}") for d in directories], caches,
+        [(("db", "t2", f"file://{d}"), f"file://{d}") for d in directories], caches, storage=StorageResolver(),
         recursive=False, block_size=1 << 25, locator=locator, parallelism=1,
     )
     assert locator.calls == 2 and len(again.files) == 2  # known files are not looked up again
@@ -62,6 +63,7 @@ def test_a_listing_is_cached_under_its_location(spark: Any, tmp_path: Path) -> N
     (directory / "part-0").write_bytes(b"x" * 10)
     caches = CatalogCaches.from_config(CacheConfig())
     key = ("db", "t", f"file://{directory}")
-    list_locations([(key, f"file://{directory}")], caches, recursive=False, block_size=1 << 25,
+    list_locations(
+[(key, f"file://{directory}")], caches, storage=StorageResolver(), recursive=False, block_size=1 << 25,
                    locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java"), parallelism=1)
     assert caches.files.peek(key) is not None and len(caches.files) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hms_catalog.storage import StorageResolver
 from hms_catalog.write import staging
 from hms_catalog.write.jobs import SILENT_SECONDS, WHOLE_TABLE, WriteJobs
 from hms_catalog.write.target import WriteTarget
@@ -44,6 +45,6 @@ def test_stale_staging_folders_are_those_of_no_live_job_and_no_current_location(
         (root / f"{staging.STAGING_PREFIX}{name}0000" / "dt=a").mkdir(parents=True)
     (root / "dt=b").mkdir()
     current = [f"file://{root}/{staging.STAGING_PREFIX}current0000/dt=a"]
-    stale = staging.stale_staging(f"file://{root}", ["live0000"], current)
+    stale = staging.stale_staging(StorageResolver(), f"file://{root}", ["live0000"], current)
     assert [Path(s.removeprefix("file://")).name for s in stale] == [f"{staging.STAGING_PREFIX}dead0000"]
     assert staging.table_root(f"file://{root}/{staging.STAGING_PREFIX}current0000") == f"file://{root}"

@@ -9,6 +9,7 @@ from typing import Any
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.commits.undo import UndoLog, decode_struct, encode_struct
+from hms_catalog.storage import StorageResolver
 from hms_catalog.write.modes import Append, DynamicOverwrite, OverwriteByFilter, PartitionChanges, PartitionNames
 from hms_catalog.write.request import WrittenPartition
 
@@ -34,7 +35,7 @@ def test_a_failed_commit_is_undone_newest_first_and_its_log_removed(tmp_path: Pa
     old = _folder(tmp_path / "t" / "dt=a", "old-1")
     new = _folder(tmp_path / "t" / ".hms-staging-1" / "dt=a", "new-1")
     backup = tmp_path / "t" / ".hms-staging-1" / ".replaced" / "0"
-    log = UndoLog.begin(tmp_path / "logs", "job1", "db", "t")
+    log = UndoLog.begin(tmp_path / "logs", "job1", "db", "t", storage=StorageResolver())
     log.will_move(str(old), str(backup))
     log.will_move(str(new), str(old))
     partition = ttypes.Partition(values=["a"], dbName="db", tableName="t", parameters={"numFiles": "1"})
@@ -50,16 +51,16 @@ def test_a_failed_commit_is_undone_newest_first_and_its_log_removed(tmp_path: Pa
 
 def test_a_log_cut_short_is_what_was_taken_and_a_done_one_is_finished_not_undone(tmp_path: Path) -> None:
     source = _folder(tmp_path / "s", "f")
-    log = UndoLog.begin(tmp_path / "logs", "job2", "db", "t", staging=str(tmp_path / "s"))
+    log = UndoLog.begin(tmp_path / "logs", "job2", "db", "t", staging=str(tmp_path / "s"), storage=StorageResolver())
     log.will("added_partitions", database="db", table="t", names=["dt=a"])
     cut = tmp_path / "cut.jsonl"  # as a process that died while writing the next step down left it
     cut.write_text((tmp_path / "logs" / "job2.jsonl").read_text() + '{"op": "moved", "moves": [["/x", ')
-    loaded = UndoLog.load(cut)
+    loaded = UndoLog.load(cut, StorageResolver())
     assert [step["op"] for step in loaded.steps] == ["added_partitions"] and not loaded.done
     assert loaded.staging == str(source)
     log.delete_later(str(source))
     log.mark_done()
-    done = UndoLog.load(tmp_path / "logs" / "job2.jsonl")
+    done = UndoLog.load(tmp_path / "logs" / "job2.jsonl", StorageResolver())
     assert done.done and done.deletes == [str(source)] and not done.recorded
     done.finish()
     assert not source.exists() and not (tmp_path / "logs" / "job2.jsonl").exists()
@@ -69,7 +70,7 @@ def test_an_undone_rename_takes_away_the_empty_folder_the_metastore_made_in_its_
     """Undoing a drop re-adds the partition first, and the metastore makes its folder: the files still go back."""
     partition = _folder(tmp_path / "t" / "dt=a", "kept")
     backup = tmp_path / "t" / ".hms-staging-3" / ".replaced" / "0"
-    log = UndoLog.begin(None, "job3", "db", "t")
+    log = UndoLog.begin(None, "job3", "db", "t", storage=StorageResolver())
     log.will_move(str(partition), str(backup))
     log.will("dropped_partitions", database="db", table="t", old=[])
     partition.mkdir()  # what add_partitions of a managed table does for a missing folder
@@ -78,10 +79,10 @@ def test_an_undone_rename_takes_away_the_empty_folder_the_metastore_made_in_its_
 
 
 def test_a_forgotten_step_is_not_undone(tmp_path: Path) -> None:
-    log = UndoLog.begin(tmp_path, "job4", "db", "t")
+    log = UndoLog.begin(tmp_path, "job4", "db", "t", storage=StorageResolver())
     log.will("added_partitions", database="db", table="t", names=["dt=theirs"])
     log.forget_last()  # add_partitions failed: the partitions are another writer's
-    assert UndoLog.load(tmp_path / "job4.jsonl").steps == []
+    assert UndoLog.load(tmp_path / "job4.jsonl", StorageResolver()).steps == []
 
 
 class Names:
@@ -143,6 +144,6 @@ def test_an_undo_that_fails_keeps_its_log_for_the_next_look(tmp_path: Path) -> N
         log.undo(Down())  # type: ignore[arg-type]
     assert (tmp_path / "commits" / str(os.getpid()) / "job5.jsonl").exists()
     assert jobs.left_unfinished("job5") and not jobs.left_unfinished("job5")
-    finished = UndoLog.begin(None, "job6", "db", "t")
+    finished = UndoLog.begin(None, "job6", "db", "t", storage=StorageResolver())
     finished.undo(Recorder())  # type: ignore[arg-type]
     assert not jobs.left_unfinished("job6")

@@ -1,0 +1,105 @@
+"""A catalog's storage settings in the names other engines read: pyiceberg's FileIO (hudi-rs's are made from
+those, :func:`hms_catalog.formats.hudi_schema.hudi_storage_options`), and Hadoop's Configuration (what Spark's
+readers and writers use).
+
+Users write one set of properties (Doris's, Hadoop's or Iceberg's names, see
+:mod:`hms_catalog.storage.properties`); each engine gets the same store, endpoint and credentials in its
+own spelling, so a table read through pyiceberg, hudi-rs, pyarrow or Spark reaches the same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hms_catalog.storage.properties import HADOOP_KEY_PREFIXES, S3Settings, StorageConfig
+
+__all__ = ["pyiceberg_properties", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
+
+# What Spark needs on its classpath to reach each scheme (the connector's error names it when missing).
+SPARK_JARS_BY_SCHEME = {
+    "s3a": "org.apache.hadoop:hadoop-aws (the version of Spark's Hadoop) with software.amazon.awssdk:bundle",
+    "gs": "com.google.cloud.bigdataoss:gcs-connector (hadoop3 shaded)",
+    "abfs": "org.apache.hadoop:hadoop-azure (the version of Spark's Hadoop)",
+    "abfss": "org.apache.hadoop:hadoop-azure (the version of Spark's Hadoop)",
+    "wasb": "org.apache.hadoop:hadoop-azure (the version of Spark's Hadoop)",
+    "wasbs": "org.apache.hadoop:hadoop-azure (the version of Spark's Hadoop)",
+    "oss": "org.apache.hadoop:hadoop-aliyun",
+    "cosn": "com.qcloud.cos:hadoop-cos",
+    "obs": "com.huaweicloud:hadoop-huaweicloud",
+}
+SPARK_JARS_BY_SCHEME["s3"] = SPARK_JARS_BY_SCHEME["s3n"] = SPARK_JARS_BY_SCHEME["s3a"]
+
+
+def _endpoint_url(settings: S3Settings) -> str | None:
+    host = settings.endpoint_host
+    return f"{settings.scheme}://{host}" if host else None
+
+
+def pyiceberg_properties(config: StorageConfig, raw: Mapping[str, str]) -> dict[str, str]:
+    """The catalog's properties with pyiceberg's FileIO names added for the settings given in other names
+    (a name pyiceberg reads that the user set is kept as set)."""
+    found = dict(raw)
+    s3 = config.s3
+    derived = {
+        "s3.endpoint": _endpoint_url(s3),
+        "s3.region": s3.region or ("us-east-1" if s3.endpoint else None),
+        "s3.access-key-id": s3.access_key,
+        "s3.secret-access-key": s3.secret_key,
+        "s3.session-token": s3.session_token,
+        "s3.path-style-access": "true" if s3.path_style else None,
+        "s3.connect-timeout": str(s3.connect_timeout) if s3.endpoint else None,
+        "s3.request-timeout": str(s3.request_timeout) if s3.endpoint else None,
+        "gcs.oauth2.token": config.gcs.access_token,
+        "gcs.service.host": config.gcs.endpoint,
+        "gcs.project-id": config.gcs.project_id,
+        "adls.account-name": config.azure.account_name,
+        "adls.account-key": config.azure.account_key,
+        "adls.sas-token": config.azure.sas_token,
+    }
+    for key, value in derived.items():
+        if value is not None:
+            found.setdefault(key, value)
+    if s3.endpoint:
+        found["s3.endpoint"] = _endpoint_url(s3) or found["s3.endpoint"]  # a bare host:port gets its scheme
+    return found
+
+
+def hadoop_settings(config: StorageConfig, *, secrets: bool) -> dict[str, str]:
+    """Hadoop Configuration keys for Spark's readers and writers of this catalog's tables.
+
+    Hadoop keys the user gave pass unchanged; the S3 settings given in other names become ``fs.s3a.*``
+    (with ``s3://`` and ``s3n://`` served by S3A, as on EMR). ``secrets=False`` leaves out credentials:
+    what may be shown (a plan, a listing); the driver fetches the rest from the service's endpoint for it.
+    """
+    settings = {key: value for key, value in config.hadoop.conf.items() if key.startswith(HADOOP_KEY_PREFIXES)}
+    s3 = config.s3
+    derived = {
+        "fs.s3a.endpoint": _endpoint_url(s3),
+        "fs.s3a.endpoint.region": s3.region,
+        "fs.s3a.path.style.access": "true" if s3.path_style else None,
+        "fs.s3a.connection.maximum": str(s3.max_connections) if s3.endpoint or s3.region else None,
+        "fs.s3a.connection.ssl.enabled": "false" if s3.scheme == "http" and s3.endpoint else None,
+    }
+    if s3.endpoint or s3.has_credentials or s3.region:
+        derived["fs.s3.impl"] = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+        derived["fs.s3n.impl"] = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    if secrets and s3.has_credentials:
+        derived["fs.s3a.access.key"] = s3.access_key
+        derived["fs.s3a.secret.key"] = s3.secret_key
+        derived["fs.s3a.session.token"] = s3.session_token
+        if s3.session_token:
+            derived["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+    for key, value in derived.items():
+        if value is not None:
+            settings.setdefault(key, value)
+    if not secrets:
+        from hms_catalog.properties import is_secret_key
+
+        settings = {key: value for key, value in settings.items() if not is_secret_key(key) and not _is_access_key(key)}
+    return settings
+
+
+def _is_access_key(key: str) -> bool:
+    """An access key id: not a secret alone, but kept with its secret (never shown without it either)."""
+    lowered = key.lower().replace("_", ".").replace("-", ".")
+    return "access.key" in lowered or "account.key" in lowered
