@@ -17,7 +17,7 @@ from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.alter import partition_provider
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, RecordedChanges, table_locked
-from hms_catalog.ddl.locations import check_location
+from hms_catalog.ddl.locations import check_location, delete_remaining
 from hms_catalog.ddl.partition_values import normalized_values
 from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues, RecoverPartitions
 from hms_catalog.ddl.structs import partition_struct
@@ -26,7 +26,7 @@ from hms_catalog.errors import AlreadyExistsError, ConfigurationError, Metastore
 from hms_catalog.formats._paths import is_hidden
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
-from hms_catalog.storage.resolver import StorageResolver
+from hms_catalog.storage.resolver import StorageResolver, split_location
 from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.staging import exists, table_root
 
@@ -156,10 +156,32 @@ def drop_partitions(ctx: DdlContext, database: str, name: str, change: DropParti
     names = _matching(ctx, struct, change.partitions, change.if_exists)
     if not names:
         return ctx.outcome(f"no partition of '{full}' matched; nothing changed")
+    located = _object_store_locations(ctx, struct, names)
     with ctx.changing([(database, name)], events=[("DROP_PARTITION", database, name, len(names))]) as changes:
         dropped = ctx.client.drop_partitions(database, name, names, delete_data=True, if_exists=change.if_exists)
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
+    left = [remaining for location in located for remaining in delete_remaining(location, ctx.catalog.storage)]
+    if left:
+        return ctx.outcome(f"{dropped} partition(s) dropped from '{full}', but files of them remain (e.g. "
+                           f"{', '.join(left[:3])}): delete them by hand", changes)
     return ctx.outcome(f"{dropped} partition(s) dropped from '{full}'", changes)
+
+
+def _object_store_locations(ctx: DdlContext, struct: ttypes.Table, names: list[str]) -> list[str]:
+    """The locations of a managed table's partitions ``names`` that lie on a store other than a local disk:
+    the catalog deletes their files itself after the drop, with its own credentials (the metastore's
+    filesystem may not reach the store, or may lack the rights); a local disk is the metastore's to clean."""
+    managed = struct.tableType == "MANAGED_TABLE" and (struct.parameters or {}).get("EXTERNAL", "").upper() != "TRUE"
+    if not managed or split_location(table_root(struct.sd.location if struct.sd else "") or "/")[0] == "file":
+        return []
+    found = []
+    for start in range(0, len(names), BATCH):
+        for partition in ctx.catalog.client.get_partitions_by_names(struct.dbName, struct.tableName,
+                                                                   names[start : start + BATCH]):
+            location = partition.sd.location if partition.sd is not None else None
+            if location and split_location(location)[0] != "file":
+                found.append(location)
+    return found
 
 
 def _folders(location: str, keys: list[str], storage: StorageResolver) -> dict[str, str]:

@@ -13,8 +13,9 @@ A table's layout is detected on its first use and kept in the catalog's :class:`
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow.fs as pafs
 
@@ -45,8 +46,9 @@ class FilesystemClient:
         self.catalog = catalog
         self.config = config
         self.promotions = promotions
+        resolver = storage if storage is not None else StorageResolver(name=catalog)
+        self._storage = resolver
         if filesystem is None:
-            resolver = storage if storage is not None else StorageResolver(name=catalog)
             try:
                 filesystem, self._root = resolver.resolve(config.root)
             except (OSError, ValueError) as error:
@@ -155,11 +157,13 @@ class FilesystemClient:
     def promote(self, database: str, table: str) -> TableLayout:
         """Detect ``database.table``'s layout now and keep it (REFRESH METADATA and PROMOTE)."""
         path = self._table_path(database, table)
-        listing = list_table(self.filesystem, path)
+        with self._reaching(path):
+            listing = list_table(self.filesystem, path)
         self._metrics.call("detect")
         if listing is None:
             raise NotFoundError("table", f"{self.catalog}.{database}.{table}")
-        layout = detect_table(self.filesystem, listing, self.config.sample_files)
+        with self._reaching(path):
+            layout = detect_table(self.filesystem, listing, self.config.sample_files)
         self.promotions.put(database, table, layout)
         return layout
 
@@ -167,7 +171,8 @@ class FilesystemClient:
         """Read ``database.table`` as ``settings`` say from now on (SET FORMAT); ConfigurationError naming
         a wrong setting, and then nothing is kept."""
         path = self._table_path(database, table)
-        listing = list_table(self.filesystem, path)
+        with self._reaching(path):
+            listing = list_table(self.filesystem, path)
         if listing is None:
             raise NotFoundError("table", f"{self.catalog}.{database}.{table}")
         try:
@@ -187,7 +192,9 @@ class FilesystemClient:
         keys = [name for name, _ in self._layout(database, table).partition_keys]
         folders: dict[str, str] = {}
         if keys:
-            listing = list_table(self.filesystem, self._table_path(database, table))
+            path = self._table_path(database, table)
+            with self._reaching(path):
+                listing = list_table(self.filesystem, path)
             self._metrics.call("list_partitions")
             folders = partition_folders(listing, keys) if listing is not None else {}
         with self._lock:
@@ -204,7 +211,8 @@ class FilesystemClient:
 
     def _children(self, path: str) -> list[tuple[str, pafs.FileType]]:
         try:
-            entries = self.filesystem.get_file_info(pafs.FileSelector(path))
+            with self._reaching(path):
+                entries = self.filesystem.get_file_info(pafs.FileSelector(path))
         except FileNotFoundError:
             return []
         return sorted((entry.base_name, entry.type) for entry in entries
@@ -219,7 +227,9 @@ class FilesystemClient:
         if not name or "/" in name or "\\" in name or name in (".", "..") or is_hidden(name):
             raise NotFoundError(kind, full_name, f"'{name}' is not a folder or file name under {parent}")
         exact = f"{parent.rstrip('/')}/{name}"
-        if self.filesystem.get_file_info(exact).type != pafs.FileType.NotFound:
+        with self._reaching(exact):
+            found = self.filesystem.get_file_info(exact).type != pafs.FileType.NotFound
+        if found:
             return exact
         for child, _ in self._children(parent):
             if child.lower() == name.lower():
@@ -231,6 +241,17 @@ class FilesystemClient:
 
     def _table_path(self, database: str, table: str) -> str:
         return self._child(self._database_path(database), table, "table", f"{self.catalog}.{database}.{table}")
+
+    @contextlib.contextmanager
+    def _reaching(self, path: str) -> Iterator[None]:
+        """A store's refusal (credentials, a missing bucket, an endpoint out of reach) as a StorageError naming
+        the catalog and the location; a missing path stays a FileNotFoundError for the caller to answer."""
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            raise self._storage.error(self._location(path), error, "read") from None
 
     def _location(self, path: str) -> str:
         return join_location(self.config.root, path)
