@@ -43,7 +43,11 @@ TESTED = {
     "planning.py": "test_planning_py_runs",
     "service_client.py": "test_service_client_py_and_the_service_page_commands_run",
     "embedded_metastore.py": "test_embedded_metastore_py_starts_and_stops_a_metastore",
+    "storage_s3.sql": "test_storage_s3_sql_runs_against_a_real_s3_endpoint",
+    "storage_hadoop.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
+    "storage_cloud.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
 }
+EXAMPLE_S3 = "http://127.0.0.1:9000"  # the MinIO the storage examples name; replaced by the test's moto server
 INCLUDE = re.compile(r'^\s*-{2,}8<-{2,}\s+"([^"]+)"\s*$', re.M)
 FENCE = re.compile(r"^```(python|sql)\n(.*?)^```", re.M | re.S)
 # Pages whose Python is not run yet, and why: each needs a SparkSession of its own, which costs a JVM.
@@ -222,3 +226,69 @@ def test_embedded_metastore_py_starts_and_stops_a_metastore(tmp_path: Path) -> N
     example = _example("embedded_metastore.py", tmp_path, **{'"/tmp/hms"': repr(str(tmp_path / "hms"))})
     shown = _run_python(example, tmp_path)
     assert re.fullmatch(r"thrift://127\.0\.0\.1:\d+\n", shown), shown
+
+
+# Storage: the pages' CREATE CATALOG examples --------------------------------------------------------
+
+
+@pytest.fixture
+def s3_endpoint() -> Iterator[str]:
+    """A real S3 API (moto's server) on 127.0.0.1 holding what storage_s3.sql reads: ``s3://lake/raw/web/clicks``,
+    a Parquet folder partitioned by ``dt`` (two days, a file each)."""
+    import boto3
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="minio",
+                     aws_secret_access_key="minio-secret").create_bucket(Bucket="lake")
+        s3 = pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", access_key="minio",
+                               secret_key="minio-secret", region="us-east-1")
+        for day, clicks in (("2026-11-01", [1, 2]), ("2026-11-02", [3])):
+            pq.write_table(pa.table({"click_id": pa.array(clicks, pa.int64())}),
+                           f"lake/raw/web/clicks/dt={day}/part-00000.parquet", filesystem=s3)
+        yield url
+    finally:
+        server.stop()
+
+
+def test_storage_s3_sql_runs_against_a_real_s3_endpoint(home: Path, tmp_path: Path, metastore_uri: str,
+                                                        s3_endpoint: str) -> None:
+    script = _example("storage_s3.sql", tmp_path, **{EXAMPLE_URI: metastore_uri, EXAMPLE_S3: s3_endpoint})
+    answers = _run_sql(home, script)
+    assert answers["SHOW DATABASES FROM raw"]["rows"] == [["web"]]
+    assert answers["SHOW TABLES FROM raw.web"]["rows"] == [["clicks"]]
+    assert [row[:2] for row in answers["DESCRIBE raw.web.clicks"]["rows"]] == [["click_id", "bigint"], ["dt", "date"]]
+    explained = dict(answers["EXPLAIN SPLITS FROM raw.web.clicks WHERE dt = DATE '2026-11-02'"]["rows"])
+    assert (explained["partitions_scanned"], explained["files"], explained["splits"]) == (1, 1, 1), explained
+    shown = answers["SHOW CREATE CATALOG lake"]["rows"][0][1]
+    assert "'s3.secret_key' = '******'" in shown and f"'s3.endpoint' = '{s3_endpoint}'" in shown, shown
+    assert "minio-secret" not in json.dumps(answers), "a secret key was shown"
+
+
+def test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked(home: Path, tmp_path: Path,
+                                                                                metastore_uri: str) -> None:
+    from hms_catalog.properties import CatalogConfig
+    from hms_catalog.state import open_definitions
+
+    answers = {**_run_sql(home, _example("storage_hadoop.sql", tmp_path, **{EXAMPLE_URI: metastore_uri})),
+               **_run_sql(home, _example("storage_cloud.sql", tmp_path, **{EXAMPLE_URI: metastore_uri}))}
+    for secret in ("base64-account-key", "service-principal-password", "oss-secret-key", "cos-secret-key", "obs-secret-key"):
+        assert secret not in json.dumps(answers), f"{secret} was shown"
+    ha = answers["SHOW CREATE CATALOG hdfs_ha"]["rows"][0][1]
+    assert "'dfs.ha.namenodes.your-nameservice' = 'nn1,nn2'" in ha and "'hadoop.kerberos.keytab'" in ha, ha
+    store = open_definitions(home)
+    storage = {name: CatalogConfig.from_properties(store.find(name).properties).storage  # type: ignore[union-attr]
+               for name in ("hdfs_ha", "federated", "adls", "oss", "cos", "obs")}
+    assert storage["hdfs_ha"].hadoop.nameservices == ("your-nameservice",)  # type: ignore[union-attr]
+    assert storage["federated"].hadoop.conf["fs.viewfs.mounttable.cluster.link./logs"] == "hdfs://ns2/logs"  # type: ignore[union-attr]
+    assert storage["adls"].azure.key_of("mylake") == "base64-account-key"  # type: ignore[union-attr]
+    for scheme, host in (("oss", "oss-cn-hangzhou.aliyuncs.com"), ("cosn", "cos.ap-guangzhou.myqcloud.com"),
+                         ("obs", "obs.cn-north-4.myhuaweicloud.com")):
+        assert storage[scheme.rstrip("n")].s3_for(scheme).endpoint_host == host  # type: ignore[union-attr]

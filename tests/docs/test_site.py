@@ -29,6 +29,7 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
     "catalog-properties": ("Catalog properties",),
     "table-formats": ("Table formats",),
     "filesystem-catalogs": ("Filesystem catalogs: folders become tables",),
+    "storage": ("Storage: S3, HDFS, GCS and ADLS", "What is tested, and what is not"),
     "caches": ("Caches, and what you can rely on", "Following metastore events", "Versions and the change log"),
     "planning": ("Split planning",),
     "pyspark": ("PySpark",),
