@@ -2,7 +2,7 @@
 
 Statuses follow what the error lets a client do: 400 fix the request, 403 use a token that may, 404
 create or name another object, 409 pick another name, 412 read again and retry, 502 the metastore
-refused, 503 try later, 504 the change is done but not every follower of the change feed saw it in time.
+or a store refused, 503 try later, 504 the change is done but not every follower of the change feed saw it in time.
 Fields a client can act on without parsing the message ride along: what was missing (``kind``, ``name``),
 whose token was refused and what it may do (``token``, ``access``, ``catalogs``), which followers lag.
 """
@@ -21,6 +21,7 @@ from hms_catalog.errors import (
     MetastoreUnavailableError,
     NotFoundError,
     PoolClosedError,
+    StorageError,
     StoreUnavailableError,
     VersionMismatchError,
     WriteConflictError,
@@ -44,6 +45,7 @@ _STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (PoolClosedError, 503),
     (StoreUnavailableError, 503),
     (MetastoreError, 502),
+    (StorageError, 502),  # a store (S3, HDFS, ...) refused or could not be reached
     (HmsCatalogError, 400),
 )
 

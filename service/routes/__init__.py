@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.routes import browse, catalogs, changes, ddl, health, partitions, principal, statements, writes
+from service.routes import browse, catalogs, changes, ddl, health, partitions, principal, statements, storage, writes
 from service.state import ServiceState
 
 __all__ = ["routers"]
 
 
 def routers(state: ServiceState) -> list[APIRouter]:
-    return [module.router(state) for module in (health, principal, catalogs, browse, changes, statements, ddl, partitions, writes)]
+    return [module.router(state) for module in (health, principal, catalogs, browse, changes, statements, ddl, partitions, writes,
+                                                   storage)]

@@ -104,7 +104,8 @@ final class HmsBatchWrite implements BatchWrite {
         if (iceberg) {
             dataFields = IcebergPartitioning.withFieldIds(dataFields, target.icebergFieldIds());
         }
-        WriterFormats.Prepared prepared = WriterFormats.prepare(target.raw(), job.staging(), new StructType(dataFields));
+        WriterFormats.Prepared prepared = WriterFormats.prepare(target.raw(), job.staging(), new StructType(dataFields),
+                destination.storage().get());
         HmsDataWriterFactory factory = new HmsDataWriterFactory(prepared, job.staging(), job.job(), schema, dataOrdinals, partitionOrdinals,
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
         if (iceberg) {

@@ -161,7 +161,7 @@ class HmsTable implements SupportsRead, SupportsWrite {
             keys[i] = partitionSchema.fields()[i].name();
         }
         WriteDestination destination = new WriteDestination(client, catalogPath, tablePath() + "/writes", null, fullName(), keys,
-                schema, this::invalidate);
+                schema, this::invalidate, cache::storage);
         return new HmsWriteBuilder(destination, info, null);
     }
 
@@ -175,6 +175,11 @@ class HmsTable implements SupportsRead, SupportsWrite {
 
     ServiceClient client() {
         return client;
+    }
+
+    /** The catalog's storage settings for this table's readers and writers (see {@link StorageSettings}). */
+    StorageSettings storage() {
+        return cache.storage();
     }
 
     /** The service's split plan for {@code request}, kept by the catalog's cache until the table changes. */

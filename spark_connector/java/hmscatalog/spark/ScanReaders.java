@@ -40,7 +40,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Which of Spark's own reader factories reads a scan's splits, set up as Spark's own scans set them up:
  * vectorized Parquet (with Iceberg deletes applied in the JVM when there are some), ORC, CSV and JSON with
  * the options a data source table was made with, and Hive serdes for text tables. The data filters go to
- * the Parquet and ORC readers, which skip row groups and stripes by them.
+ * the Parquet and ORC readers, which skip row groups and stripes by them. The Hadoop configuration the
+ * factories are broadcast with is the session's plus the table's catalog's storage settings.
  */
 final class ScanReaders {
     private final HmsTable table;
@@ -62,7 +63,10 @@ final class ScanReaders {
     PartitionReaderFactory factory(SplitPlanPartitions planned) {
         SparkSession spark = SparkSession.active();
         SQLConf sqlConf = spark.sessionState().conf();
-        Configuration hadoopConf = spark.sessionState().newHadoopConf();
+        // A copy of the session's with the catalog's storage settings: this scan's readers only (StorageSettings)
+        StorageSettings storage = table.storage();
+        Configuration hadoopConf = storage.applyTo(spark.sessionState().newHadoopConf());
+        storage.checkSchemes("table " + table.fullName(), locations(planned), hadoopConf);
         scala.collection.immutable.Map<String, String> readerOptions = scalaMap(options);
         switch (planned.reader()) {
             case "parquet": {
@@ -98,6 +102,18 @@ final class ScanReaders {
             default:
                 throw new UnsupportedOperationException("no reader for " + planned.reader());
         }
+    }
+
+    /** The table's location and its splits' files: where this scan's readers go. */
+    private List<String> locations(SplitPlanPartitions planned) {
+        List<String> locations = new ArrayList<>();
+        if (table.view().hasNonNull("location")) {
+            locations.add(table.view().path("location").asText());
+        }
+        for (SplitPlanPartitions.PlannedSplit split : planned.splits()) {
+            locations.add(split.file().urlEncodedPath());
+        }
+        return locations;
     }
 
     /** Spark's ParquetScan sets these for its reader factory; the factory reads them from the Hadoop conf. */

@@ -28,6 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class TableCache {
     private static final int WAIT_SECONDS = 25;
     static final int MAX_PLANS = 64;
+    /** How long the catalog's storage settings are kept at most: credentials changed elsewhere are picked up. */
+    static final long STORAGE_MILLIS = 300_000L;
 
     private final ServiceClient client;
     private final String catalog;
@@ -38,6 +40,10 @@ final class TableCache {
     private volatile Thread follower;
     private volatile long position = -1;
     private final String followerId = UUID.randomUUID().toString();
+    private volatile StoredSettings storage;  // null: to be asked of the service
+
+    private record StoredSettings(StorageSettings settings, long loadedAt) {
+    }
 
     private record Entry(JsonNode view, long loadedAt) {
     }
@@ -90,6 +96,22 @@ final class TableCache {
         return plan;
     }
 
+    /**
+     * The catalog's storage settings (credentials included), asked of the service at most once per
+     * {@link #STORAGE_MILLIS} and again after any change of the catalog itself (an ALTER of its properties).
+     */
+    StorageSettings storage() {
+        startFollowing();
+        StoredSettings stored = storage;
+        long now = System.currentTimeMillis();
+        if (stored != null && now - stored.loadedAt < Math.min(ttlMillis, STORAGE_MILLIS)) {
+            return stored.settings;
+        }
+        StorageSettings fetched = StorageSettings.fetch(client, "/v1/catalogs/" + ServiceClient.segment(catalog));
+        storage = new StoredSettings(fetched, now);
+        return fetched;
+    }
+
     void invalidate(String database, String table) {
         String key = key(database, table);
         entries.remove(key);
@@ -122,6 +144,7 @@ final class TableCache {
                 if (answer.path("truncated").asBoolean(false)) {
                     entries.clear();
                     plans.clear();
+                    storage = null;
                 }
                 for (JsonNode change : answer.path("changes")) {
                     apply(change.path("object").asText(""));
@@ -143,6 +166,7 @@ final class TableCache {
         if (parts.length < 2) {
             entries.clear();  // the catalog or its list of databases: anything may have changed
             plans.clear();
+            storage = null;
             return;
         }
         String name = parts[1].toLowerCase(Locale.ROOT);

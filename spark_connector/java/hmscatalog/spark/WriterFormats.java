@@ -30,7 +30,8 @@ import java.util.Properties;
  * driver: Spark's own Parquet, ORC, CSV, JSON and text writers with the table's options (its compression,
  * a CSV table's separator and header), or Hive's serde and output format for other Hive tables (delimited
  * text with its delimiters, escapes and null format). What the executors need goes in a
- * {@link Prepared}: the serializable writer factory and the job's Hadoop configuration.
+ * {@link Prepared}: the serializable writer factory and the job's Hadoop configuration, with the catalog's
+ * storage settings (sent inside the tasks, never shown in a plan).
  */
 final class WriterFormats {
     private WriterFormats() {
@@ -40,11 +41,13 @@ final class WriterFormats {
     record Prepared(OutputWriterFactory factory, SerializableConfiguration conf) implements java.io.Serializable {
     }
 
-    static Prepared prepare(JsonNode target, String staging, StructType dataSchema) {
+    /** {@code storage}: the catalog's settings, set on this job's copy of the Hadoop configuration only. */
+    static Prepared prepare(JsonNode target, String staging, StructType dataSchema, StorageSettings storage) {
         SparkSession spark = SparkSession.active();
         Map<String, String> options = new LinkedHashMap<>();
         target.path("options").properties().forEach(option -> options.put(option.getKey(), option.getValue().asText()));
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = storage.applyTo(new Configuration(spark.sparkContext().hadoopConfiguration()));
+        storage.checkSchemes("the write to " + name(target), java.util.List.of(staging), conf);
         options.forEach(conf::set);
         Job job;
         try {
