@@ -11,7 +11,7 @@ from hms_catalog.filesystem.client import FilesystemClient
 from hms_catalog.filesystem.config import SAMPLE_FILES_DEFAULT
 from hms_catalog.filesystem.detect import detect_table, list_table, partition_folders
 from hms_catalog.filesystem.tables import HIVE_FORMATS, SPARK_PROVIDERS, partition_struct, table_struct
-from hms_catalog.formats._paths import join_location, resolve
+from hms_catalog.formats._paths import join_location
 from hms_catalog.sql import ast
 
 __all__ = ["alter_table_format", "create_table_like_path"]
@@ -63,9 +63,11 @@ def create_table_like_path(session: Session, statement: ast.CreateTableLikePath)
     if not isinstance(client, MetastoreClient):
         raise ConfigurationError(f"CREATE TABLE ... LIKE PATH registers tables in a metastore; '{catalog.name}' is not an hms catalog")
     try:
-        filesystem, path = resolve(statement.path)
+        filesystem, path = catalog.storage.resolve(statement.path)  # the target catalog's settings reach it
         listing = list_table(filesystem, path)
-    except (OSError, ValueError) as error:
+    except OSError as error:  # the store refused or is unreachable: name the catalog whose settings were used
+        raise catalog.storage.error(statement.path, error, "list") from error
+    except ValueError as error:
         raise ConfigurationError(f"cannot open {statement.path}: {error}") from None
     if listing is None:
         raise NotFoundError("path", statement.path)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import fields, is_dataclass, replace
 from datetime import UTC
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
@@ -60,6 +62,14 @@ class StorageResolver:
         self._filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
         self._lock = threading.Lock()
         self._local = pafs.LocalFileSystem()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Only the settings and the name travel (to Spark's Python workers, say): filesystems, the lock
+        and the Java helper belong to one process and are built again on the other side when first needed."""
+        return {"config": _portable(self.config), "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(_sealed(state["config"]), name=state["name"])  # type: ignore[misc]
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str], *, name: str = "") -> StorageResolver:
@@ -147,6 +157,24 @@ class StorageResolver:
         from hms_catalog.storage.hadoop.filesystem import hadoop_filesystem
 
         return hadoop_filesystem(self.hadoop_helper(), f"{scheme}://{authority}")
+
+
+def _portable(value: Any) -> Any:
+    """``value`` with its read-only mappings (which pickle cannot carry) as dicts, through nested settings."""
+    if isinstance(value, Mapping):
+        return {key: _portable(item) for key, item in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _portable(getattr(value, f.name)) for f in fields(value) if f.init})
+    return value
+
+
+def _sealed(value: Any) -> Any:
+    """The inverse of :func:`_portable`: mappings read-only again, as the settings are made."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _sealed(item) for key, item in value.items()})
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _sealed(getattr(value, f.name)) for f in fields(value) if f.init})
+    return value
 
 
 def _s3_filesystem(settings: S3Settings, scheme: str) -> pafs.FileSystem:

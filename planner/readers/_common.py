@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hms_catalog.errors import PlanningError
-from hms_catalog.formats._paths import resolve
 from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.resolver import StorageResolver
 from planner.plan import Split
 
 if TYPE_CHECKING:
@@ -30,13 +30,17 @@ class FileChangedError(PlanningError):
     """A file vanished or changed between planning and reading: the plan is stale."""
 
 
-def open_split_file(split: Split) -> pa.NativeFile:
-    """Open the split's file, checking it is the file that was planned (same length, same mtime)."""
+def open_split_file(split: Split, storage: StorageResolver) -> pa.NativeFile:
+    """Open the split's file with the catalog's storage settings, checking it is the file that was planned
+    (same length, same mtime)."""
     import pyarrow.fs as pafs
 
-    filesystem, path = resolve(split.path)
+    filesystem, path = storage.resolve(split.path)
     gone = f"{split.path} no longer exists; the plan is stale: run REFRESH TABLE and plan again"
-    info = filesystem.get_file_info(path)
+    try:
+        info = filesystem.get_file_info(path)
+    except OSError as error:  # refused (credentials, bucket) or unreachable: say which catalog and file
+        raise storage.error(split.path, error, "read") from error
     if info.type == pafs.FileType.NotFound:
         raise FileChangedError(gone)
     mtime = int(info.mtime_ns // 1_000_000) if info.mtime_ns is not None else None
@@ -46,16 +50,20 @@ def open_split_file(split: Split) -> pa.NativeFile:
             f"{split.path} changed since it was planned (length {split.file_length} -> {info.size}); "
             "run REFRESH TABLE and plan again"
         )
-    return open_found(filesystem, path, gone)
+    return open_found(filesystem, path, gone, storage, split.path)
 
 
-def open_found(filesystem: pafs.FileSystem, path: str, gone: str) -> pa.NativeFile:
+def open_found(filesystem: pafs.FileSystem, path: str, gone: str, storage: StorageResolver,
+               location: str) -> pa.NativeFile:
     """Open a file that was there a moment ago; one removed since (a cleaner, a concurrent overwrite) is
-    the stale plan ``gone`` describes, not a bare FileNotFoundError from deep inside Arrow."""
+    the stale plan ``gone`` describes, not a bare FileNotFoundError from deep inside Arrow, and a store's
+    refusal names the catalog and ``location``."""
     try:
         return filesystem.open_input_file(path)
     except FileNotFoundError as error:
         raise FileChangedError(gone) from error
+    except OSError as error:
+        raise storage.error(location, error, "read") from error
 
 
 def rows_only(rows: int) -> pa.RecordBatch:

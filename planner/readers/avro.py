@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.resolver import StorageResolver
 from planner.plan import Split
 from planner.readers._common import open_split_file, rows_only, shape_batch
 
@@ -26,11 +27,12 @@ _SYNC_BYTES = 16
 _BATCH_ROWS = 65536
 
 
-def read_avro_split(split: Split, columns: Sequence[Column], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+def read_avro_split(split: Split, columns: Sequence[Column], target: pa.Schema,
+                    storage: StorageResolver) -> Iterator[pa.RecordBatch]:
     import fastavro
 
     partition_values = {k.lower(): v for k, v in split.partition_values}
-    with open_split_file(split) as handle:
+    with open_split_file(split, storage) as handle:
         data = handle.read()
     header_end, sync = _header(data, split.path)
     blocks = _blocks_in_range(data, header_end, sync, split.start, split.start + split.length)

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.resolver import StorageResolver
 from planner.plan import Split
 from planner.readers._common import open_split_file, rows_only, shape_batch
 
@@ -41,10 +42,10 @@ def _spans(rows: Sequence[int], chosen: Sequence[int]) -> list[tuple[int, int]]:
     return [(firsts[index], rows[index]) for index in chosen]
 
 
-def split_row_spans(split: Split) -> list[tuple[int, int]]:
+def split_row_spans(split: Split, storage: StorageResolver) -> list[tuple[int, int]]:
     """(first row in the file, rows) of each row group or stripe that reading ``split`` returns, in the
     order it returns them: the rows of a read are these spans one after the other."""
-    with open_split_file(split) as handle:
+    with open_split_file(split, storage) as handle:
         if split.file_format == "parquet":
             metadata = pq.ParquetFile(handle).metadata
             rows = [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
@@ -75,9 +76,10 @@ def _by_field_id(schema: pa.Schema, wanted: Sequence[Column]) -> dict[str, str] 
     return {c.name.lower(): ids[c.field_id] for c in wanted if not c.partition and c.field_id in ids}
 
 
-def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schema, batch_rows: int = 262144) -> Iterator[pa.RecordBatch]:
+def read_parquet_split(split: Split, columns: Sequence[Column], target: pa.Schema, storage: StorageResolver,
+                       batch_rows: int = 262144) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
-    with open_split_file(split) as handle:
+    with open_split_file(split, storage) as handle:
         # INT96 (Spark's default for timestamps) read as nanoseconds overflows past 2262: read microseconds.
         parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
         groups = parquet_row_groups(parquet.metadata, split.start, split.length)
@@ -118,10 +120,10 @@ def orc_split_stripes(stripes: Sequence[tuple[int, int]], start: int, length: in
     return [index for index, (offset, _) in enumerate(stripes) if start <= offset < start + length]
 
 
-def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema,
+def read_orc_split(split: Split, columns: Sequence[Column], target: pa.Schema, storage: StorageResolver,
                    table_columns: Sequence[Column] | None = None) -> Iterator[pa.RecordBatch]:
     partition_values = {k.lower(): v for k, v in split.partition_values}
-    with open_split_file(split) as handle:
+    with open_split_file(split, storage) as handle:
         reader = orc.ORCFile(handle)
         stripe_rows = orc_stripes(reader.reader.serialized_file_tail())
         stripes = orc_split_stripes(stripe_rows, split.start, split.length)

@@ -5,7 +5,8 @@ rule (record key, ordering fields, payload or merge mode) are Hudi's to interpre
 is made by the table, as hudi-rs's own snapshot read makes it, so it knows the table's configs and its
 timeline (blocks of commits that failed or are still in flight are skipped), and it is pinned to the
 commit the plan was made at: every split of a plan reads the same snapshot, and blocks appended to a log
-file after planning are not seen.
+file after planning are not seen. hudi-rs reaches the store with the catalog's settings in its own names
+(:func:`hms_catalog.formats.hudi_schema.hudi_storage_options`), as the planner's table does.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from hms_catalog.errors import PlanningError, UnsupportedTableError
-from hms_catalog.formats._paths import resolve
+from hms_catalog.formats.hudi_schema import hudi_storage_options
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.engines import pyiceberg_properties
+from hms_catalog.storage.resolver import StorageResolver
 from planner.hudi_planner import LOG_ONLY
 from planner.plan import Split
 from planner.readers._common import FileChangedError, open_split_file, shape_batch
@@ -24,7 +27,8 @@ from planner.readers._common import FileChangedError, open_split_file, shape_bat
 __all__ = ["read_merged_slice"]
 
 
-def read_merged_slice(split: Split, columns: Sequence[Column], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+def read_merged_slice(split: Split, columns: Sequence[Column], target: pa.Schema,
+                      storage: StorageResolver) -> Iterator[pa.RecordBatch]:
     """The slice's rows with its log files merged over its base file, as batches of exactly ``target``."""
     import hudi
 
@@ -36,10 +40,12 @@ def read_merged_slice(split: Split, columns: Sequence[Column], target: pa.Schema
             f"the Hudi file group of {split.path} has log files and no base file; hudi-rs's file-group reader "
             "cannot read such a slice: compact the table, or read the _ro table (which does not include it)"
         )
-    with open_split_file(split):  # the base file is the one planned (a cleaner may have removed it since)
+    with open_split_file(split, storage):  # the base file is the one planned (a cleaner may have removed it since)
         pass
     partition_values = {k.lower(): v for k, v in split.partition_values}
-    table = hudi.HudiTableBuilder.from_base_uri(split.table_root).build()
+    builder = hudi.HudiTableBuilder.from_base_uri(split.table_root)
+    options = hudi_storage_options(pyiceberg_properties(storage.config, {}))
+    table = (builder.with_storage_options(options) if options else builder).build()
     reader = table.create_file_group_reader_with_options(hudi.HudiReadOptions().with_as_of_timestamp(split.snapshot))
     projection = _projection(table.get_schema_with_meta_fields().names, columns)
     try:
@@ -50,7 +56,7 @@ def read_merged_slice(split: Split, columns: Sequence[Column], target: pa.Schema
         for batch in stream:
             yield shape_batch(batch, columns, target, partition_values)
     except Exception as error:  # hudi-rs raises its own HudiCoreError; a vanished log file is a stale plan
-        _raise_if_vanished(split, error)
+        _raise_if_vanished(split, error, storage)
         raise
 
 
@@ -68,12 +74,12 @@ def _relative(path: str, root: str) -> str:
     return path[len(root.rstrip("/")) + 1:]
 
 
-def _raise_if_vanished(split: Split, error: Exception) -> None:
+def _raise_if_vanished(split: Split, error: Exception, storage: StorageResolver) -> None:
     """Turn a failed merge into the stale-plan error when one of the slice's files is gone."""
     import pyarrow.fs as pafs
 
     for path in (split.path, *split.log_files):
-        filesystem, located = resolve(path)
+        filesystem, located = storage.resolve(path)
         if filesystem.get_file_info(located).type == pafs.FileType.NotFound:
             raise FileChangedError(
                 f"{path} no longer exists; the plan is stale: run REFRESH TABLE and plan again"

@@ -20,8 +20,8 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from hms_catalog.errors import UnsupportedTableError
-from hms_catalog.formats._paths import resolve
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.types.arrow import to_arrow_type
 from planner.plan import DeleteFile, Split
 from planner.readers._common import FileChangedError, open_found, rows_only, shape_batch
@@ -36,21 +36,21 @@ _READABLE = ("parquet", "orc")
 
 
 def read_with_deletes(split: Split, columns: Sequence[Column], target: pa.Schema,
-                      table_columns: Sequence[Column] | None) -> Iterator[pa.RecordBatch]:
+                      table_columns: Sequence[Column] | None, storage: StorageResolver) -> Iterator[pa.RecordBatch]:
     """The split's rows minus those its delete files remove, as batches of exactly ``target``."""
     from planner.readers import read_file_split  # the package imports this module
 
     _check_readable(split)
-    spans = split_row_spans(split)
+    spans = split_row_spans(split, storage)
     if not spans:
         return
-    deleted = _deleted_positions(split, spans)
+    deleted = _deleted_positions(split, spans, storage)
     everything = list(table_columns) if table_columns is not None else list(columns)
     groups: dict[tuple[int, ...], list[DeleteFile]] = {}
     for delete in split.delete_files:
         if delete.content == EQUALITY_DELETES:
             groups.setdefault(tuple(delete.equality_ids), []).append(delete)
-    keys = [_EqualityKeys(ids, files, everything) for ids, files in groups.items()]
+    keys = [_EqualityKeys(ids, files, everything, storage) for ids, files in groups.items()]
     partition_values = {k.lower(): v for k, v in split.partition_values}
     if not keys and not any(not c.partition for c in columns):  # a count: no data column is decoded
         total = sum(rows for _, rows in spans)
@@ -62,7 +62,7 @@ def read_with_deletes(split: Split, columns: Sequence[Column], target: pa.Schema
         key.place(read_columns, fields)
     read_target = pa.schema(fields)
     offset = 0
-    for batch in read_file_split(split, read_columns, read_target, table_columns=table_columns):
+    for batch in read_file_split(split, read_columns, read_target, table_columns=table_columns, storage=storage):
         deleted_here = _deleted_in(deleted, offset, batch.num_rows)
         offset += batch.num_rows
         for key in keys:
@@ -85,15 +85,18 @@ def _check_readable(split: Split) -> None:
                 f"{delete.path}: {delete.file_format} delete files are not read (Parquet and ORC delete files are)")
 
 
-def _open(delete: DeleteFile) -> pa.NativeFile:
+def _open(delete: DeleteFile, storage: StorageResolver) -> pa.NativeFile:
     import pyarrow.fs as pafs
 
-    filesystem, path = resolve(delete.path)
+    filesystem, path = storage.resolve(delete.path)
     stale = f"delete file {delete.path} is gone or changed since planning; run REFRESH TABLE and plan again"
-    info = filesystem.get_file_info(path)
+    try:
+        info = filesystem.get_file_info(path)
+    except OSError as error:
+        raise storage.error(delete.path, error, "read") from error
     if info.type == pafs.FileType.NotFound or info.size != delete.length:
         raise FileChangedError(stale)
-    return open_found(filesystem, path, stale)
+    return open_found(filesystem, path, stale, storage, delete.path)
 
 
 def _field_names(schema: pa.Schema, wanted: dict[int, str]) -> dict[int, str]:
@@ -111,11 +114,11 @@ def _field_names(schema: pa.Schema, wanted: dict[int, str]) -> dict[int, str]:
 # Position deletes ------------------------------------------------------------------------------------
 
 
-def _positions_in(delete: DeleteFile, data_path: str) -> list[pa.Array]:
+def _positions_in(delete: DeleteFile, data_path: str, storage: StorageResolver) -> list[pa.Array]:
     """The ``pos`` of every row of ``delete`` whose ``file_path`` is exactly ``data_path``, as Iceberg compares."""
     found = []
     batches: Iterator[pa.RecordBatch]
-    with _open(delete) as handle:
+    with _open(delete, storage) as handle:
         if delete.file_format == "parquet":
             parquet = pq.ParquetFile(handle)
             names = _field_names(parquet.schema_arrow, {_FILE_PATH_ID: "file_path", _POS_ID: "pos"})
@@ -145,9 +148,9 @@ def _may_hold(statistics: pq.Statistics | None, path: str) -> bool:
     return bool(low <= path <= high)
 
 
-def _deleted_positions(split: Split, spans: Sequence[tuple[int, int]]) -> pa.Array:
+def _deleted_positions(split: Split, spans: Sequence[tuple[int, int]], storage: StorageResolver) -> pa.Array:
     """The deleted rows of this split as sorted, distinct indices among the rows its read returns."""
-    positions = [array for d in split.delete_files if d.content == POSITION_DELETES for array in _positions_in(d, split.path)]
+    positions = [array for d in split.delete_files if d.content == POSITION_DELETES for array in _positions_in(d, split.path, storage)]
     if not positions:
         return pa.array([], pa.int64())
     every = pa.chunked_array(positions, pa.int64())
@@ -182,7 +185,8 @@ class _EqualityKeys:
     """The distinct keys of a split's equality delete files on one set of columns, grouped by which of
     the columns are NULL: a row matches a key when the same columns are NULL and the others are equal."""
 
-    def __init__(self, equality_ids: tuple[int, ...], files: Sequence[DeleteFile], columns: Sequence[Column]) -> None:
+    def __init__(self, equality_ids: tuple[int, ...], files: Sequence[DeleteFile], columns: Sequence[Column],
+                 storage: StorageResolver) -> None:
         by_id = {c.field_id: c for c in columns if c.field_id is not None and not c.partition}
         missing = [i for i in equality_ids if i not in by_id or not by_id[i].readable]
         if missing or not equality_ids:
@@ -192,7 +196,7 @@ class _EqualityKeys:
         self.columns = [by_id[i] for i in equality_ids]
         self.names = [f"k{index}" for index in range(len(self.columns))]
         schema = pa.schema([pa.field(name, _arrow_type(c)) for name, c in zip(self.names, self.columns)])
-        tables = [self._read(d, equality_ids, schema) for d in files]
+        tables = [self._read(d, equality_ids, schema, storage) for d in files]
         keys = pa.concat_tables(tables).group_by(self.names).aggregate([])
         patterns = _null_pattern(keys, self.names)
         self.by_pattern: list[tuple[int, pa.Table | None]] = []
@@ -202,9 +206,10 @@ class _EqualityKeys:
             self.by_pattern.append((pattern, rows if present else None))
         self.indices: list[int] = []
 
-    def _read(self, delete: DeleteFile, equality_ids: tuple[int, ...], schema: pa.Schema) -> pa.Table:
+    def _read(self, delete: DeleteFile, equality_ids: tuple[int, ...], schema: pa.Schema,
+              storage: StorageResolver) -> pa.Table:
         wanted = {i: c.name for i, c in zip(equality_ids, self.columns)}
-        with _open(delete) as handle:
+        with _open(delete, storage) as handle:
             if delete.file_format == "parquet":
                 parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
                 names = _field_names(parquet.schema_arrow, wanted)

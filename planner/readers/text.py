@@ -27,6 +27,7 @@ from hms_catalog.errors import UnsupportedTableError
 from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import Column
+from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.types import (
     ArrayType,
     BinaryType,
@@ -278,7 +279,7 @@ def _decompressed(handle: pa.NativeFile, path: str) -> io.BufferedIOBase | None:
 
 
 def read_text_split(split: Split, columns: Sequence[Column], target: pa.Schema, fmt: TextFormat | None,
-                    file_format: str, table_columns: Sequence[Column] | None = None,
+                    file_format: str, storage: StorageResolver, table_columns: Sequence[Column] | None = None,
                     batch_rows: int = 8192) -> Iterator[pa.RecordBatch]:
     """Rows of a text split; ``table_columns`` (all data columns in table order) place fields in a line."""
     fmt = fmt or TextFormat()
@@ -286,7 +287,7 @@ def read_text_split(split: Split, columns: Sequence[Column], target: pa.Schema, 
     partition_values = {k.lower(): v for k, v in split.partition_values}
     data_columns = [c for c in columns if not c.partition]
     data_target = pa.schema([field for c, field in zip(columns, target) if not c.partition])
-    with open_split_file(split) as handle:
+    with open_split_file(split, storage) as handle:
         whole = _decompressed(handle, split.path)
         lines = split_lines(whole, 0, 1 << 62) if whole is not None else split_lines(handle, split.start, split.start + split.length)
         if fmt.header_lines and (whole is not None or split.start == 0):

@@ -10,6 +10,10 @@ partitions), ``plan`` (a split plan's JSON: read exactly that plan). With
 ``spark.sql.python.filterPushdown.enabled=true`` the filters Spark pushes prune partitions too; Spark
 still applies every filter to the rows.
 
+Files are read with the catalog's storage settings (endpoints, credentials): its resolver travels to the
+Python workers inside the reader, pickled as its settings alone, and is never written into an option, a
+plan or a split. A ``plan`` is read with the settings of its catalog under ``home`` when that is given.
+
 How many splits one task reads follows Spark's settings for its own files, given as the options
 ``maxPartitionBytes``, ``openCostInBytes`` and ``minPartitionNum`` (:func:`packing_options` reads them
 from a session; the source itself runs where no session is at hand). Without them, Spark's defaults and
@@ -28,6 +32,7 @@ from pyspark.sql.types import StructType
 
 from hms_catalog.formats.detect import TextFormat
 from hms_catalog.formats.schema import Column, TableSchema
+from hms_catalog.storage.resolver import StorageResolver
 from planner.packing import PackingSettings, pack_splits
 from planner.plan import Split, SplitPlan
 from planner.spark.filters import spark_filters_to_expression
@@ -125,17 +130,22 @@ class HmsDataSource(DataSource):
         self._table_schema: TableSchema | None = None
         self._plan: SplitPlan | None = None
         self._text: TextFormat | None = None
+        self._storage: StorageResolver | None = None
 
     def _load_schema(self) -> TableSchema:
         if self._table_schema is None:
             if "plan" in self.options:
                 self._plan = SplitPlan.loads(self.options["plan"])
                 self._table_schema, self._text = self._plan.schema, self._plan.text
+                from planner.spark.tables import plan_storage
+
+                self._storage = plan_storage(self.options, self._plan.catalog)
             else:
                 from planner.spark.tables import table_handle
 
-                _, table = table_handle(self.options)
+                catalog, table = table_handle(self.options)
                 self._table_schema, self._text = table.schema, table.detection.text
+                self._storage = catalog.storage
         return self._table_schema
 
     def schema(self) -> StructType:
@@ -147,12 +157,12 @@ class HmsDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         table_schema = self._load_schema()
         return self._reader_class(dict(self.options), table_schema, _selected(table_schema, self.options.get("columns")),
-                                  self._plan, self._text)
+                                  self._plan, self._text, self._storage)
 
 
 class HmsReader(DataSourceReader):
     def __init__(self, options: dict[str, str], table_schema: TableSchema, columns: Sequence[Column],
-                 plan: SplitPlan | None, text: TextFormat | None) -> None:
+                 plan: SplitPlan | None, text: TextFormat | None, storage: StorageResolver | None = None) -> None:
         # Everything read() needs is set here: the reader is sent to the workers before partitions() runs.
         # A plan given as an option is parsed already; its JSON is not carried to every task again.
         self.options = {key: value for key, value in options.items() if key != "plan"}
@@ -161,6 +171,8 @@ class HmsReader(DataSourceReader):
         self._plan = plan
         self._pushed: list[Any] = []
         self.text = text
+        # the catalog's storage settings, pickled to the workers without its filesystems (rebuilt there)
+        self.storage = storage if storage is not None else StorageResolver()
 
     def partitions(self) -> Sequence[InputPartition]:
         plan = self._plan
@@ -189,7 +201,8 @@ class HmsReader(DataSourceReader):
 
         target = self.table_schema.arrow_schema([c.name for c in self.columns])
         for split in partition.splits:
-            yield from read_split(split, self.columns, target, text=self.text, table_columns=self.table_schema.data_columns)
+            yield from read_split(split, self.columns, target, text=self.text, table_columns=self.table_schema.data_columns,
+                                  storage=self.storage)
 
 
 class HmsPushdownReader(HmsReader):

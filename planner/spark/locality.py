@@ -4,6 +4,8 @@ The Python data source API has no preferred location on an input partition, so t
 partitions in the JVM: ``SparkContext.makeRDD(Seq((payload, Seq(hosts))))`` gives an RDD whose partition
 i prefers the hosts of split i; it is wrapped as a Python RDD of the splits' JSON, and reading happens in
 ``mapPartitions`` (a narrow dependency, so the preference carries over and tasks can run NODE_LOCAL).
+The catalog's storage resolver goes to the workers with the read function (its settings only, pickled);
+the splits' JSON carries no setting.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from hms_catalog.storage.resolver import StorageResolver
 from planner.plan import Split, SplitPlan
 
 __all__ = ["splits_rdd", "locality_dataframe"]
@@ -55,8 +58,11 @@ def splits_rdd(spark: Any, plan: SplitPlan) -> Any:
     return RDD(java_rdd, context, UTF8Deserializer())
 
 
-def locality_dataframe(spark: Any, plan: SplitPlan, columns: list[str] | None = None) -> Any:
-    """The plan's rows as a DataFrame read through :func:`splits_rdd` (tasks prefer the splits' hosts)."""
+def locality_dataframe(spark: Any, plan: SplitPlan, columns: list[str] | None = None, *,
+                       storage: StorageResolver | None = None) -> Any:
+    """The plan's rows as a DataFrame read through :func:`splits_rdd` (tasks prefer the splits' hosts),
+    its files reached with ``storage`` (the plan's catalog's; none: local files and the environment's
+    credentials only)."""
     from planner.spark.datasource import _as_read
 
     schema = plan.schema
@@ -64,13 +70,14 @@ def locality_dataframe(spark: Any, plan: SplitPlan, columns: list[str] | None = 
     names = [c.name for c in selected]
     target = schema.arrow_schema(names)
     text = plan.text
+    resolver = storage if storage is not None else StorageResolver()
 
     def read(payloads: Iterator[str]) -> Iterator[tuple[Any, ...]]:
         from planner.readers import read_split
 
         for payload in payloads:
             for batch in read_split(Split.from_json(json.loads(payload)), selected, target, text=text,
-                                    table_columns=schema.data_columns):
+                                    table_columns=schema.data_columns, storage=resolver):
                 kinds = [field.type for field in batch.schema]
                 for row in batch.to_pylist():
                     yield tuple(_python(value, kind) for value, kind in zip(row.values(), kinds))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hms_catalog.errors import ConfigurationError
+from hms_catalog.errors import ConfigurationError, NotFoundError
 from hms_catalog.model import ExternalCatalog, ExternalTable
 from hms_catalog.registry import shared_manager
+from hms_catalog.storage.resolver import StorageResolver
 
-__all__ = ["table_handle"]
+__all__ = ["table_handle", "plan_storage"]
 
 
 def table_handle(options: Mapping[str, str]) -> tuple[ExternalCatalog, ExternalTable]:
@@ -23,3 +24,16 @@ def table_handle(options: Mapping[str, str]) -> tuple[ExternalCatalog, ExternalT
     # the same live catalogs as the session that ran REFRESH, so a read never plans from older caches.
     catalog = shared_manager(options.get("home") or None).catalog(parts[0])
     return catalog, catalog.table(parts[1], parts[2])
+
+
+def plan_storage(options: Mapping[str, str], catalog: str) -> StorageResolver:
+    """How the files of a plan made for ``catalog`` are reached: that catalog's storage settings when the
+    options name a ``home`` that defines it; otherwise no settings (local files, and object stores the
+    environment's credentials reach), as a plan read where its catalog is unknown can only be."""
+    home = options.get("home")
+    if not home:
+        return StorageResolver()
+    try:
+        return shared_manager(home).catalog(catalog).storage
+    except NotFoundError:
+        return StorageResolver()

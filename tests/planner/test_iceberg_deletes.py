@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from hms_catalog.execution import Session
+from hms_catalog.storage.resolver import StorageResolver
 from planner import SplitPlan, plan_table
 from planner.readers import read_split
 from planner.readers.columnar import split_row_spans
@@ -187,7 +188,7 @@ def test_position_deletes_across_splits_equal_pyicebergs_scan(positioned: Delete
     assert {d.content for s in plan.splits for d in s.delete_files} == {"position_deletes"}
     holding = set()  # the splits whose rows hold a deleted position
     for index, split in enumerate(first):
-        for start, rows in split_row_spans(split):
+        for start, rows in split_row_spans(split, StorageResolver()):
             if any(start <= p < start + rows for p in positioned.positions[positioned.files[0]]):
                 holding.add(index)
     assert len(holding) >= 3

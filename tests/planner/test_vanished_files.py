@@ -10,6 +10,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from hms_catalog.storage.resolver import StorageResolver
 from planner.plan import DeleteFile, Split
 from planner.readers import FileChangedError, _common, iceberg_deletes
 from planner.readers.iceberg_deletes import POSITION_DELETES
@@ -30,6 +31,17 @@ class VanishingFileSystem:
         return self._local.open_input_file(path)
 
 
+class VanishingStorage(StorageResolver):
+    """A catalog's storage whose every location is ``path`` on a :class:`VanishingFileSystem`."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def resolve(self, location: str) -> tuple[pafs.FileSystem, str]:
+        return VanishingFileSystem(), str(self.path)
+
+
 @pytest.fixture
 def parquet_file(tmp_path: Path) -> Path:
     path = tmp_path / "data.parquet"
@@ -37,17 +49,15 @@ def parquet_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_data_file_that_vanishes_before_its_open(parquet_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_common, "resolve", lambda location: (VanishingFileSystem(), str(parquet_file)))
+def test_a_data_file_that_vanishes_before_its_open(parquet_file: Path) -> None:
     size = parquet_file.stat().st_size
     split = Split(f"file://{parquet_file}", 0, size, size, 0, (), (), "parquet")
     with pytest.raises(FileChangedError, match=f"file://{parquet_file} no longer exists; the plan is stale") as raised:
-        _common.open_split_file(split)
+        _common.open_split_file(split, VanishingStorage(parquet_file))
     assert isinstance(raised.value.__cause__, FileNotFoundError)
 
 
-def test_a_delete_file_that_vanishes_before_its_open(parquet_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(iceberg_deletes, "resolve", lambda location: (VanishingFileSystem(), str(parquet_file)))
+def test_a_delete_file_that_vanishes_before_its_open(parquet_file: Path) -> None:
     delete = DeleteFile(f"file://{parquet_file}", POSITION_DELETES, "parquet", parquet_file.stat().st_size)
     with pytest.raises(FileChangedError, match=f"delete file file://{parquet_file} is gone or changed since planning"):
-        iceberg_deletes._open(delete)
+        iceberg_deletes._open(delete, VanishingStorage(parquet_file))
