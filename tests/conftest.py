@@ -24,6 +24,7 @@ from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support import hms
 from tests.support.postgres import PostgresServer
 from tests.support.postgres import available as postgres_available
+from tests.support.s3 import S3Server, Warehouse, write_warehouse
 from tests.support.sessions import open_catalog
 
 _names = itertools.count(1)
@@ -39,8 +40,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMetastore]:
-    """The embedded metastore, started once per test session."""
-    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore"), audit=True) as server:
+    """The embedded metastore, started once per test session; it accepts ``s3a://`` locations through its
+    stub filesystem (the S3 tests' tables live on :func:`s3_server`)."""
+    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore"), audit=True, object_store_stub=True) as server:
         yield server
 
 
@@ -183,3 +185,26 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServe
         pytest.skip(reason)
     with PostgresServer(tmp_path_factory.mktemp("postgres")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1 (a real HTTP S3 API, path style, signatures checked), one per test
+    session: ``endpoint``, ``access_key``/``secret_key``, ``client`` (boto3), ``bucket(name)``,
+    ``catalog_properties()``. Skipped only where moto is not installed, and never in CI (``CI=true``)."""
+    try:
+        import moto.server  # noqa: F401
+    except ImportError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the S3 tests need moto's server in CI: {error}", pytrace=False)
+        pytest.skip(f"moto's server is not installed (pip install 'moto[server]'): {error}")
+    server = S3Server.start(tmp_path_factory.mktemp("s3"))  # a server that will not start fails the tests
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_warehouse(s3_server: S3Server, metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """A warehouse on :func:`s3_server` written with pyarrow and pyiceberg and registered in the session's
+    metastore at ``s3a://`` locations (see tests.support.s3.Warehouse)."""
+    return write_warehouse(s3_server, tmp_path_factory.mktemp("s3home"), metastore.uri)

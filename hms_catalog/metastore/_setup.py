@@ -1,5 +1,6 @@
 """Files the embedded metastore needs in its directory: hive-site.xml, a quiet log4j2 configuration and
-the two small Java helpers (the notification-log listener and the database preparer).
+the small Java helpers (the notification-log listener, the database preparer and the stub filesystem for
+object-store locations).
 
 Kept apart from the process handling so that the generated configuration can be read and tested
 without starting Java.
@@ -20,6 +21,8 @@ from hms_catalog.errors import EmbeddedMetastoreError
 __all__ = [
     "LISTENER_CLASS",
     "PREPARER_CLASS",
+    "OBJECT_STORE_STUB_CLASS",
+    "OBJECT_STORE_SCHEMES",
     "spark_jars_dir",
     "find_java_tool",
     "write_hive_site",
@@ -30,6 +33,9 @@ __all__ = [
 
 LISTENER_CLASS = "NotificationLogListener"
 PREPARER_CLASS = "PrepareDatabase"
+OBJECT_STORE_STUB_CLASS = "ObjectStoreStub"
+# The schemes the stub answers for: the ones Hadoop, Spark and most metastores record for S3.
+OBJECT_STORE_SCHEMES = ("s3a", "s3", "s3n")
 _SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java")
 
 
@@ -55,11 +61,15 @@ def find_java_tool(name: str) -> str | None:
 
 
 def write_hive_site(
-    conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool, kerberos: tuple[str, Path] | None = None
+    conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool, kerberos: tuple[str, Path] | None = None,
+    object_store_stub: bool = False,
 ) -> Path:
     """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR.
 
     ``kerberos``: the service principal and its keytab; the server then accepts SASL/GSSAPI only.
+    ``object_store_stub``: S3's schemes served by the stub filesystem (``ObjectStoreStub.java``), which
+    accepts their locations and touches no store (the metastore's Warehouse reads ``fs.<scheme>.impl`` from
+    this file's configuration).
     """
     settings = {
         "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db_dir};create=true",
@@ -78,6 +88,8 @@ def write_hive_site(
     }
     if with_events:
         settings["hive.metastore.transactional.event.listeners"] = LISTENER_CLASS
+    if object_store_stub:
+        settings.update({f"fs.{scheme}.impl": OBJECT_STORE_STUB_CLASS for scheme in OBJECT_STORE_SCHEMES})
     if kerberos is not None:
         principal, keytab = kerberos
         settings["hive.metastore.sasl.enabled"] = "true"
@@ -137,15 +149,16 @@ def write_log_config(conf_dir: Path, log_file: Path, audit_file: Path | None = N
     return path
 
 
-def compile_helpers(lib_dir: Path, jars: Path) -> bool:
+def compile_helpers(lib_dir: Path, jars: Path, *, object_store_stub: bool = False) -> bool:
     """Compile the Java helpers into ``lib_dir`` once; False when no ``javac`` is available.
 
-    Recompiles only when a class is missing or older than its packaged source.
+    Recompiles only when a class is missing or older than its packaged source. The stub filesystem is
+    compiled only for a metastore that uses it (javac takes most of a second more with it).
     """
     sources = resources.files("hms_catalog.metastore") / "resources"
     lib_dir.mkdir(parents=True, exist_ok=True)
     stale = []
-    for name in _SOURCES:
+    for name in (*_SOURCES, f"{OBJECT_STORE_STUB_CLASS}.java") if object_store_stub else _SOURCES:
         compiled = lib_dir / name.replace(".java", ".class")
         source = Path(str(sources / name))
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:

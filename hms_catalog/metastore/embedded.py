@@ -111,6 +111,14 @@ class EmbeddedMetastore:
     session). ``port`` is where to listen, ``0`` any free port; ``None`` takes the port this directory's
     metastore listened on last (:attr:`remembered_port`), and on a directory never started ``default_port``,
     else a free one. Every start remembers its port, so catalogs defined over it keep reaching it.
+
+    ``object_store_stub``: accept ``s3a://``, ``s3://`` and ``s3n://`` locations (tables, partitions,
+    databases) through a stub Hadoop filesystem that answers the metastore's folder checks and reaches no
+    store (``resources/ObjectStoreStub.java``). Hive 2.3 from pyspark's jars has no S3 filesystem and refuses
+    such locations otherwise ("Class S3AFileSystem not found"). For tests and the demo only: a real
+    metastore needs ``hadoop-aws`` and the AWS SDK on its classpath instead. The catalog writes and deletes
+    the objects itself, with its own credentials (DROP TABLE .. PURGE, DROP PARTITION, the writes'
+    cleanup); the stub deletes nothing.
     """
 
     def __init__(
@@ -124,6 +132,7 @@ class EmbeddedMetastore:
         startup_timeout: float = 120.0,
         audit: bool = False,
         kerberos: MetastoreKerberos | None = None,
+        object_store_stub: bool = False,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.port = port
@@ -133,6 +142,7 @@ class EmbeddedMetastore:
         self.startup_timeout = startup_timeout
         self.audit = audit
         self.kerberos = kerberos
+        self.object_store_stub = object_store_stub
         self.events_enabled = False
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -215,7 +225,9 @@ class EmbeddedMetastore:
                 raise EmbeddedMetastoreError("no 'java' found (set JAVA_HOME or put Java 17 on PATH)")
             jars = _setup.spark_jars_dir()
             lib = self.directory / "lib"
-            helpers = _setup.compile_helpers(lib, jars)
+            helpers = _setup.compile_helpers(lib, jars, object_store_stub=self.object_store_stub)
+            if self.object_store_stub and not helpers:
+                raise EmbeddedMetastoreError("object_store_stub needs 'javac' (a JDK) to compile its stub filesystem")
             self.events_enabled = helpers and self.events_requested
             conf = self.directory / "conf"
             conf.mkdir(exist_ok=True)
@@ -226,6 +238,7 @@ class EmbeddedMetastore:
             _setup.write_hive_site(
                 conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled,
                 kerberos=(secure.server_principal, secure.keytab) if secure is not None else None,
+                object_store_stub=self.object_store_stub,
             )
             log_config = _setup.write_log_config(conf, self.log_file, self.audit_file if self.audit else None)
             classpath = f"{lib}{os.pathsep}{jars}/*"
