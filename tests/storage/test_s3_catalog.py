@@ -22,7 +22,7 @@ from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
 from planner import plan_table
 from tests.support.hms import table_struct
-from tests.support.s3 import CLICKS, EVENTS, LAKE_VISITS, SALES, S3Server, Warehouse, create_catalog_statement, iceberg_catalog
+from tests.support.s3 import CLICKS, EVENTS, LAKE_VISITS, NOTES, SALES, S3Server, Warehouse, create_catalog_statement, iceberg_catalog
 
 # The bound on a failure against an endpoint that refuses or never answers: the catalog's connect and request
 # timeouts, set low here, times its bounded retries, with room for a loaded machine.
@@ -93,6 +93,10 @@ def test_orc_and_text_tables_plan_their_partitions(s3_session: Session, s3_wareh
         [{"id": i, "kind": k} for i, k in EVENTS["2026-01-02"]]
     explained = dict(s3_session.run_one(f"EXPLAIN SPLITS FROM hive.{s3_warehouse.database}.notes").rows)
     assert (explained["partitions_scanned"], explained["files"]) == (2, 2), explained
+    plan = plan_table(catalog, catalog.table(s3_warehouse.database, "notes"), "dt = '2026-01-01'")
+    filesystem, path = catalog.storage.resolve(plan.splits[0].path)
+    with filesystem.open_input_stream(path) as handle:
+        assert handle.read() == NOTES["2026-01-01"]
 
 
 def test_msck_repair_finds_partitions_written_behind_the_catalog(s3_session: Session, s3_warehouse: Warehouse,
@@ -116,7 +120,7 @@ def test_msck_repair_finds_partitions_written_behind_the_catalog(s3_session: Ses
     assert len(server.keys(s3_warehouse.bucket, f"{s3_warehouse.database}.db/{unique_name}/")) == 2  # external: kept
 
 
-def test_drop_of_a_managed_table_deletes_its_objects(s3_session: Session, s3_warehouse: Warehouse,
+def test_drops_of_a_managed_table_and_partition_delete_their_objects(s3_session: Session, s3_warehouse: Warehouse,
                                                     unique_name: str) -> None:
     server = s3_warehouse.server
     prefix = f"{s3_warehouse.database}.db/{unique_name}/"
@@ -130,6 +134,10 @@ def test_drop_of_a_managed_table_deletes_its_objects(s3_session: Session, s3_war
                        filesystem=server.filesystem())
     s3_session.run_one(f"MSCK REPAIR TABLE {table}")  # finds them: the table's folder is where they were written
     assert len(s3_session.run_one(f"SHOW PARTITIONS {table}").rows) == 2
+    s3_session.run_one(f"ALTER TABLE {table} DROP PARTITION (dt='d1')")
+    # (pyarrow leaves an empty marker object for the emptied parent folder, ``<table>/``: no data)
+    assert [key for key in server.keys(s3_warehouse.bucket, prefix) if not key.endswith("/")] == \
+        [f"{prefix}dt=d2/part-0.parquet"]
     assert "dropped with its files" in s3_session.run_one(f"DROP TABLE {table}").message
     assert server.keys(s3_warehouse.bucket, prefix) == []
     assert unique_name not in [row[0] for row in s3_session.run_one(f"SHOW TABLES FROM hive.{s3_warehouse.database}").rows]
@@ -169,6 +177,19 @@ def test_filesystem_catalog_serves_and_promotes_folders(s3_warehouse: Warehouse,
         assert "promoted: csv" in session.run_one("ALTER TABLE lake.raw.prices PROMOTE").message
     finally:
         session.manager.close()
+
+
+def test_a_filesystem_catalog_with_a_wrong_key_is_refused_naming_its_root(s3_warehouse: Warehouse, home: Path) -> None:
+    wrong = "not-" + s3_warehouse.server.secret_key
+    session = open_session(home)
+    try:
+        message, _ = _failure(session, create_catalog_statement("lake", s3_warehouse.lake_properties(
+            **{"s3.secret_key": wrong})))
+        assert "lake" not in [row[0] for row in session.run_one("SHOW CATALOGS").rows]
+    finally:
+        session.manager.close()
+    assert "'root'" in message and s3_warehouse.lake in message and "ACCESS_DENIED" in message, message
+    assert wrong not in message and s3_warehouse.server.secret_key not in message
 
 
 def test_secrets_are_masked_in_show_create_catalog_and_json(s3_warehouse: Warehouse, home: Path,
