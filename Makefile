@@ -7,11 +7,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
+# make demo STORE=s3: the demo's warehouse on a local S3 endpoint (moto's server) instead of the local disk.
+STORE ?= file
 
 .PHONY: install demo lint test test-fast stop bench docs clean help
 
 help:
 	@echo "make demo   - install into .venv, start the embedded metastore, build a warehouse, show the catalog"
+	@echo "              (make demo STORE=s3: the warehouse on a local S3 endpoint, moto's server)"
 	@echo "make lint   - install into .venv and check the code: ruff (lint, import order) and mypy"
 	@echo "make test   - install into .venv, run make lint, then the test suite (starts its own metastore)"
 	@echo "make test-fast - the same without the slow end-to-end tests (marked slow: kill -9 runs and the like)"
@@ -37,8 +40,12 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
+ifeq ($(STORE),s3)
+	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR) --store s3
+else
 	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR)
 	$(BIN)/python -m spark_connector.demo --dir $(DEMO_DIR)
+endif
 
 # ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
 lint: install

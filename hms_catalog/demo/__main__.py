@@ -3,7 +3,8 @@
 Starts (or reuses) the embedded metastore under ``--dir``, writes a small warehouse with real writers
 (Spark, pyiceberg, Hudi's layout), defines a catalog over it, and runs DESCRIBE, SHOW TABLE STATUS,
 EXPLAIN SPLITS and a SELECT with a join and a partition filter on Spark, printing each statement with
-its answer and a progress line on each slow step.
+its answer and a progress line on each slow step. ``--store s3`` puts the warehouse on a local S3 endpoint
+instead (moto's server; see :mod:`hms_catalog.demo.s3`).
 """
 
 from __future__ import annotations
@@ -132,7 +133,15 @@ def run(directory: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m hms_catalog.demo", description=__doc__)
     parser.add_argument("--dir", type=Path, default=Path(".demo"), help="where the demo keeps its metastore and catalogs")
-    return run(parser.parse_args().dir)
+    parser.add_argument("--store", choices=("file", "s3"), default="file",
+                        help="where the warehouse's files go: the local disk (default), or a local S3 endpoint "
+                             "(moto's server), read through the plan's files with pyarrow instead of Spark")
+    args = parser.parse_args()
+    if args.store == "s3":
+        from hms_catalog.demo.s3 import run_s3
+
+        return run_s3(args.dir.resolve(), _step, lambda: time.monotonic() - _STARTED)
+    return run(args.dir)
 
 
 if __name__ == "__main__":

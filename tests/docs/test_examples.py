@@ -26,6 +26,7 @@ import pytest
 
 from hms_catalog.sql.parser import split_statements
 from tests.support.hms import Admin
+from tests.support.s3 import S3Server
 from tests.support.service import served
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -232,35 +233,26 @@ def test_embedded_metastore_py_starts_and_stops_a_metastore(tmp_path: Path) -> N
 
 
 @pytest.fixture
-def s3_endpoint() -> Iterator[str]:
-    """A real S3 API (moto's server) on 127.0.0.1 holding what storage_s3.sql reads: ``s3://lake/raw/web/clicks``,
-    a Parquet folder partitioned by ``dt`` (two days, a file each)."""
-    import boto3
+def s3_lake(s3_server: S3Server) -> S3Server:
+    """The session's S3 server (moto's, signatures checked) holding what storage_s3.sql reads:
+    ``s3://lake/raw/web/clicks``, a Parquet folder partitioned by ``dt`` (two days, a file each)."""
     import pyarrow as pa
-    import pyarrow.fs as pafs
     import pyarrow.parquet as pq
-    from moto.server import ThreadedMotoServer
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        url = f"http://{host}:{port}"
-        boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="minio",
-                     aws_secret_access_key="minio-secret").create_bucket(Bucket="lake")
-        s3 = pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", access_key="minio",
-                               secret_key="minio-secret", region="us-east-1")
-        for day, clicks in (("2026-11-01", [1, 2]), ("2026-11-02", [3])):
-            pq.write_table(pa.table({"click_id": pa.array(clicks, pa.int64())}),
-                           f"lake/raw/web/clicks/dt={day}/part-00000.parquet", filesystem=s3)
-        yield url
-    finally:
-        server.stop()
+    bucket = s3_server.bucket("lake")
+    for day, clicks in (("2026-11-01", [1, 2]), ("2026-11-02", [3])):
+        pq.write_table(pa.table({"click_id": pa.array(clicks, pa.int64())}),
+                       f"{bucket}/raw/web/clicks/dt={day}/part-00000.parquet", filesystem=s3_server.filesystem())
+    return s3_server
 
 
 def test_storage_s3_sql_runs_against_a_real_s3_endpoint(home: Path, tmp_path: Path, metastore_uri: str,
-                                                        s3_endpoint: str) -> None:
-    script = _example("storage_s3.sql", tmp_path, **{EXAMPLE_URI: metastore_uri, EXAMPLE_S3: s3_endpoint})
+                                                        s3_lake: S3Server) -> None:
+    # the example's MinIO and keys become the test server's (which checks signatures: the keys must reach it)
+    script = _example("storage_s3.sql", tmp_path, **{EXAMPLE_URI: metastore_uri, EXAMPLE_S3: s3_lake.endpoint,
+                                                     "'minio-secret'": f"'{s3_lake.secret_key}'",
+                                                     "'minio'": f"'{s3_lake.access_key}'"})
+    s3_endpoint = s3_lake.endpoint
     answers = _run_sql(home, script)
     assert answers["SHOW DATABASES FROM raw"]["rows"] == [["web"]]
     assert answers["SHOW TABLES FROM raw.web"]["rows"] == [["clicks"]]
@@ -269,7 +261,7 @@ def test_storage_s3_sql_runs_against_a_real_s3_endpoint(home: Path, tmp_path: Pa
     assert (explained["partitions_scanned"], explained["files"], explained["splits"]) == (1, 1, 1), explained
     shown = answers["SHOW CREATE CATALOG lake"]["rows"][0][1]
     assert "'s3.secret_key' = '******'" in shown and f"'s3.endpoint' = '{s3_endpoint}'" in shown, shown
-    assert "minio-secret" not in json.dumps(answers), "a secret key was shown"
+    assert s3_lake.secret_key not in json.dumps(answers), "a secret key was shown"
 
 
 def test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked(home: Path, tmp_path: Path,
