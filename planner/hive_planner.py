@@ -59,6 +59,8 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
         locator=ctx.locator,
         parallelism=ctx.config.listing_parallelism,
         progress=(lambda done, count: progress("listing", done, count)) if progress else None,
+        # most of the partitions wanted: one listing of the table's root on an object store answers them all
+        shared_root=detection.location if keys and (total is None or 2 * len(targets) >= total) else None,
     )
     if listing.absent and not ctx.config.ignore_absent:
         raise PlanningError(

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import pyarrow.fs as pafs
 
 from hms_catalog.cache import CatalogCaches
-from hms_catalog.formats._paths import is_hidden, join_location
+from hms_catalog.formats._paths import is_hidden, join_location, normalize_location
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
@@ -28,6 +28,8 @@ __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingR
 # and the bound keeps a slow remote listing from holding a large share of the work.
 _CHUNKS_PER_THREAD = 4
 _CHUNK_LIMIT = 256
+# Locations under one root from which an object store's root is listed once instead of each location.
+_ROOT_LISTING_MIN = 8
 
 
 class Blocks(NamedTuple):
@@ -115,6 +117,50 @@ def _list_one(storage: StorageResolver, location: str, recursive: bool) -> list[
     return found
 
 
+def _list_under_root(storage: StorageResolver, root: str, locations: Sequence[str],
+                     recursive: bool) -> dict[str, list[tuple[str, int, int]] | None]:
+    """The listings of the ``locations`` under ``root`` from one recursive listing of ``root``: on an object
+    store a page of a thousand keys costs one request, where listing each partition costs one each. Locations
+    not under ``root`` (a partition with a LOCATION of its own) are left out, for the caller to list; one
+    under it with neither files nor a folder marker is absent (None), as its own listing would say."""
+    base = normalize_location(root).rstrip("/")
+    wanted = {normalize_location(location).rstrip("/"): location for location in locations}
+    under = {key: location for key, location in wanted.items() if key.startswith(base + "/")}
+    try:
+        filesystem, path = storage.resolve(root)
+        entries = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    except (ValueError, OSError) as error:
+        raise storage.error(root, error, "list") from None
+    found: dict[str, list[tuple[str, int, int]] | None] = dict.fromkeys(under.values())
+    for entry in entries:
+        full = join_location(root, entry.path).rstrip("/")
+        if entry.type == pafs.FileType.Directory:
+            if full in under and found[under[full]] is None:
+                found[under[full]] = []
+            continue
+        if entry.type != pafs.FileType.File:
+            continue
+        owner, parent = None, full.rsplit("/", 1)[0]
+        while len(parent) >= len(base):
+            if parent in under:
+                owner = parent
+                break
+            if not recursive:
+                break
+            parent = parent.rsplit("/", 1)[0]
+        if owner is None or is_hidden(full[len(owner):]):
+            continue
+        listed = found[under[owner]]
+        if listed is None:
+            listed = found[under[owner]] = []
+        mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
+        listed.append((join_location(under[owner], entry.path), int(entry.size or 0), mtime))
+    for listed in found.values():
+        if listed:
+            listed.sort()
+    return found
+
+
 def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, locator: BlockLocator,
                 block_size: int) -> list[FileEntry]:
     """``(path, size, mtime)`` files with their blocks: known ones from the cache (keyed by that identity,
@@ -140,11 +186,14 @@ def list_locations(
     locator: BlockLocator,
     parallelism: int,
     progress: Callable[[int, int], None] | None = None,
+    shared_root: str | None = None,
 ) -> ListingResult:
     """List ``(cache_key, location)`` pairs in parallel; cached listings are served without I/O.
 
     The work goes to the threads in chunks of locations (a few per thread), each chunk's files located
-    in one locator call: a future per location cost more than listing a local folder does.
+    in one locator call: a future per location cost more than listing a local folder does. With
+    ``shared_root`` on an object store and many locations to list under it (most of a table's partitions),
+    one recursive listing of the root answers them all.
     """
     started = time.perf_counter()
     files: dict[str, list[FileEntry]] = {}
@@ -157,9 +206,15 @@ def list_locations(
         else:
             todo.append((key, location))
 
+    ticket_before_root = caches.files.ticket()
+    from_root: dict[str, list[tuple[str, int, int]] | None] = {}
+    if shared_root is not None and len(todo) >= _ROOT_LISTING_MIN and storage.is_object_store(shared_root):
+        from_root = _list_under_root(storage, shared_root, [location for _, location in todo], recursive)
+
     def work(chunk: list[tuple[tuple[str, str, str], str]]) -> list[tuple[str, list[FileEntry] | None]]:
-        ticket = caches.files.ticket()  # read before listing: a change while it runs is not undone
-        listed = [(key, location, _list_one(storage, location, recursive)) for key, location in chunk]
+        ticket = caches.files.ticket() if not from_root else ticket_before_root  # a change while listing is not undone
+        listed = [(key, location, from_root[location] if location in from_root else _list_one(storage, location, recursive))
+                  for key, location in chunk]
         located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
         answers: list[tuple[str, list[FileEntry] | None]] = []
         for key, location, found in listed:

@@ -113,6 +113,12 @@ class StorageResolver:
         scheme = split_location(location)[0]
         return scheme not in LOCAL_SCHEMES and self._kind(scheme) == "hadoop"
 
+    def is_object_store(self, location: str) -> bool:
+        """Whether ``location`` is on an object store (S3 and compatible, GCS, Azure), where a listing is a
+        request per page of keys under a prefix, and one prefix holds the keys of every folder below it."""
+        scheme = split_location(location)[0]
+        return scheme not in LOCAL_SCHEMES and self._kind(scheme) != "hadoop"
+
     def close(self) -> None:
         with self._lock:
             self._filesystems.clear()
