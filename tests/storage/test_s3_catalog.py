@@ -231,9 +231,27 @@ def test_unreadable_store_errors_name_catalog_and_location(s3_warehouse: Warehou
         message, took = _failure(session, f"EXPLAIN SPLITS FROM broken.{s3_warehouse.database}.sales")
     finally:
         session.manager.close()
-    assert "broken" in message and f"{s3_warehouse.root}/sales" in message, message
+    assert "'broken'" in message and f"{s3_warehouse.root}/sales" in message, message
     assert secret not in message and overrides.get("s3.secret_key", secret) not in message
     assert took < FAILURE_BOUND_S, (took, message)
+
+
+@pytest.mark.parametrize(("statement", "location"), [
+    ("MSCK REPAIR TABLE broken.{db}.sales", "{db}.db/sales"),
+    ("DESCRIBE broken.{db}.clicks", "{db}.db/clicks/metadata/"),  # Iceberg metadata, read through pyiceberg
+])
+def test_a_wrong_secret_fails_every_path_naming_catalog_and_location(s3_warehouse: Warehouse, home: Path,
+                                                                    statement: str, location: str) -> None:
+    statement, location = (text.format(db=s3_warehouse.database) for text in (statement, location))
+    wrong = "not-" + s3_warehouse.server.secret_key
+    session = open_session(home)
+    try:
+        session.run_one(create_catalog_statement("broken", s3_warehouse.catalog_properties(**{"s3.secret_key": wrong})))
+        message, _ = _failure(session, statement)
+    finally:
+        session.manager.close()
+    assert "'broken'" in message and f"s3a://{s3_warehouse.bucket}/{location}" in message, message
+    assert wrong not in message and s3_warehouse.server.secret_key not in message
 
 
 def _missing_bucket(unique_name: str) -> str:

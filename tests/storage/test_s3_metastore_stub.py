@@ -77,7 +77,7 @@ def test_without_the_stub_the_metastore_refuses_s3a(tmp_path: Path) -> None:
     with EmbeddedMetastore(tmp_path / "plain", free_port(), events=False) as plain:
         pool = HmsClientPool(ClientConfig(uris=parse_uris(plain.uri), pool_size=1))
         try:
-            with pytest.raises(Exception, match="S3AFileSystem not found"):
+            with pytest.raises(ttypes.MetaException, match="S3AFileSystem not found"):
                 pool.call("create_table", table_struct("default", "t", [("id", "bigint")], "s3a://bucket/t"))
         finally:
             pool.close()
