@@ -308,7 +308,11 @@ class CatalogConfig:
         if self.filesystem is not None:
             from hms_catalog.storage.resolver import StorageResolver
 
-            self.filesystem.check_root(StorageResolver(self.storage))
+            storage = StorageResolver(self.storage)
+            try:
+                self.filesystem.check_root(storage)
+            finally:
+                storage.close()  # a Java helper it started for a Hadoop root stops with it
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:

@@ -13,10 +13,11 @@ from hms_catalog.sql import parse_expression, to_sql
 from hms_catalog.sql.expressions import Expression
 from planner.aggregates import AggregateRequest, refused
 from planner.context import FormatPlan, PlanningContext, Progress
+from planner.hadoop_blocks import StorageBlockLocator
 from planner.hive_planner import plan_hive
 from planner.hudi_planner import plan_hudi
 from planner.iceberg_planner import plan_iceberg
-from planner.listing import BlockLocator, LocalBlockLocator
+from planner.listing import BlockLocator
 from planner.plan import PlanSummary, SplitPlan
 
 __all__ = ["plan_table"]
@@ -58,7 +59,7 @@ def plan_table(
         caches=catalog.caches,
         config=catalog.config.scan,
         metadata=metadata,
-        locator=locator or LocalBlockLocator(),
+        locator=locator or StorageBlockLocator(catalog.storage),
         io_properties=dict(catalog.io_properties),
         storage=catalog.storage,
         parallelism=catalog.config.client.pool_size,
