@@ -160,6 +160,23 @@ def test_an_iceberg_append_by_pyiceberg_is_read_back(s3_session: Session, s3_war
     assert set(CLICKS) | set(appended) <= set(rows)
 
 
+def test_drop_purge_of_an_iceberg_table_deletes_its_objects(s3_session: Session, s3_warehouse: Warehouse,
+                                                           unique_name: str) -> None:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    prefix = f"{s3_warehouse.database}.db/{unique_name}/"
+    iceberg = iceberg_catalog(s3_warehouse).create_table(
+        f"{s3_warehouse.database}.{unique_name}", location=f"s3a://{s3_warehouse.bucket}/{prefix}".rstrip("/"),
+        schema=Schema(NestedField(1, "id", LongType(), required=False)))
+    iceberg.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    written = s3_warehouse.server.keys(s3_warehouse.bucket, prefix)
+    assert any(key.endswith(".parquet") for key in written) and any(key.endswith(".metadata.json") for key in written)
+    message = s3_session.run_one(f"DROP TABLE hive.{s3_warehouse.database}.{unique_name} PURGE").message
+    assert "its files deleted" in message, message
+    assert [key for key in s3_warehouse.server.keys(s3_warehouse.bucket, prefix) if not key.endswith("/")] == []
+
+
 def test_filesystem_catalog_serves_and_promotes_folders(s3_warehouse: Warehouse, home: Path) -> None:
     session = open_session(home)
     try:
