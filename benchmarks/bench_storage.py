@@ -112,7 +112,15 @@ def hadoop_helper(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     }
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"hadoop_helper": hadoop_helper}
+def s3_planning(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    from _storage_s3 import plan_on_s3_and_local
+
+    return plan_on_s3_and_local(scratch, partitions=args.partitions, repeat=args.repeat)
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {
+    "hadoop_helper": hadoop_helper, "s3_planning": s3_planning,
+}
 
 
 def main() -> None:
@@ -121,6 +129,7 @@ def main() -> None:
     parser.add_argument("--folders", type=int, default=100)
     parser.add_argument("--files-per-folder", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--partitions", type=int, default=1000)
     args = parser.parse_args()
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-storage-") as scratch:
