@@ -223,7 +223,7 @@ class CatalogManager:
         self, name: str, properties: Mapping[str, str], *, comment: str = "", if_not_exists: bool = False
     ) -> CatalogDefinition | None:
         """Validate and store a new catalog; nothing is stored when validation fails."""
-        CatalogConfig.from_properties(properties).check_files()
+        _check_files(CatalogConfig.from_properties(properties), name)
         stored = self.store.create(
             CatalogDefinition(name=name.lower(), properties=properties, comment=comment), if_not_exists=if_not_exists
         )
@@ -241,7 +241,7 @@ class CatalogManager:
 
         def merge(current: CatalogDefinition) -> CatalogDefinition:
             merged = {**current.properties, **changes}
-            CatalogConfig.from_properties(merged).check_files()
+            _check_files(CatalogConfig.from_properties(merged), name)
             return CatalogDefinition(
                 name=current.name, properties=merged, comment=current.comment, id=current.id,
                 version=current.version, created_at=current.created_at,
@@ -315,3 +315,15 @@ def _refresh(catalog: ExternalCatalog, database: str | None, table: str | None) 
         catalog.refresh_database(database)
     else:
         catalog.database(database).refresh_table(table)
+
+
+def _check_files(config: CatalogConfig, name: str) -> None:
+    """What the properties name must exist (a keytab; a filesystem catalog's root, reached with the
+    catalog's own storage settings), checked at CREATE and ALTER only."""
+    config.check_files()
+    if config.filesystem is not None:
+        storage = StorageResolver(config.storage, name=name)
+        try:
+            config.filesystem.check_root(storage)
+        finally:
+            storage.close()  # a Java helper it started for a Hadoop root stops with it

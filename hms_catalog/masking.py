@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from hms_catalog.properties import MASK, is_secret_key
+from hms_catalog._secrets import MASK, is_secret_key
 
 __all__ = ["mask_text", "mask_excerpt"]
 

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from hms_catalog._property_values import property_as_bool, property_as_int, property_as_seconds
+from hms_catalog._secrets import MASK, is_secret_key, mask_properties
 from hms_catalog.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -135,11 +136,6 @@ EVENTS_POLLING_INTERVAL_MS = "hive.hms_events_polling_interval_ms"
 EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
 
 THRIFT_PORT_DEFAULT = 9083
-MASK = "******"
-# A keytab's path is shown (users need to see which file a catalog reads); its content never is.
-# Storage keys too: Azure's account keys, service accounts' private keys (SAS tokens are tokens).
-_SECRET_WORDS = ("password", "secret", "token", "credential", "account.key", "account-key", "account_key",
-                 "private_key", "private-key")
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
 
@@ -305,14 +301,7 @@ class CatalogConfig:
         """Check the files the properties name exist and say what they should (ConfigurationError naming the key)."""
         if self.client.kerberos is not None:
             self.client.kerberos.check_files()
-        if self.filesystem is not None:
-            from hms_catalog.storage.resolver import StorageResolver
-
-            storage = StorageResolver(self.storage)
-            try:
-                self.filesystem.check_root(storage)
-            finally:
-                storage.close()  # a Java helper it started for a Hadoop root stops with it
+        # a filesystem catalog's root is checked by the manager, which reaches it with the catalog's storage
 
 
 def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
@@ -332,17 +321,6 @@ def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
             raise ConfigurationError(f"property '{METASTORE_URIS}': entry {position} '{part}' has port {port} out of range")
         uris.append(MetastoreUri(host=match.group("host").strip("[]"), port=port))
     return tuple(uris)
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a property's value must never be shown or logged."""
-    lowered = key.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
-def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
-    """A copy of ``props`` with secret values replaced by :data:`MASK`."""
-    return {key: (MASK if is_secret_key(key) else value) for key, value in props.items()}
 
 
 def _metastore_catalog(props: Mapping[str, str]) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hms_catalog._secrets import is_secret_key
 from hms_catalog.storage.properties import HADOOP_KEY_PREFIXES, S3Settings, StorageConfig
 
 __all__ = ["pyiceberg_properties", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
@@ -93,8 +94,6 @@ def hadoop_settings(config: StorageConfig, *, secrets: bool) -> dict[str, str]:
         if value is not None:
             settings.setdefault(key, value)
     if not secrets:
-        from hms_catalog.properties import is_secret_key
-
         settings = {key: value for key, value in settings.items() if not is_secret_key(key) and not _is_access_key(key)}
     return settings
 

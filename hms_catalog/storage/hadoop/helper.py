@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hms_catalog._secrets import MASK, is_secret_key
 from hms_catalog.errors import HmsCatalogError, StorageError
 from hms_catalog.masking import mask_text
-from hms_catalog.properties import MASK, is_secret_key
 from hms_catalog.storage.hadoop._jvm import command_line, compile_server
 from hms_catalog.storage.hadoop._process import Answer, HelperProcess, ProcessGone
 
