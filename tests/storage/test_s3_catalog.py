@@ -256,7 +256,7 @@ def test_unreadable_store_errors_name_catalog_and_location(s3_warehouse: Warehou
 @pytest.mark.parametrize(("statement", "location"), [
     ("MSCK REPAIR TABLE broken.{db}.sales", "{db}.db/sales"),
     ("DESCRIBE broken.{db}.clicks", "{db}.db/clicks/metadata/"),  # Iceberg metadata, read through pyiceberg
-])
+], ids=["msck-repair", "iceberg-describe"])
 def test_a_wrong_secret_fails_every_path_naming_catalog_and_location(s3_warehouse: Warehouse, home: Path,
                                                                     statement: str, location: str) -> None:
     statement, location = (text.format(db=s3_warehouse.database) for text in (statement, location))
