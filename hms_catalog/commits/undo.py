@@ -81,13 +81,24 @@ class UndoLog:
         self._moves.append((source, target))
 
     def move_now(self) -> None:
-        """Write down the renames asked for so far, in one line, then take them in order."""
+        """Write down the renames asked for so far, in one line, then take them in order. A folder on an
+        object store is written down object by object (its move is a copy and a delete of each), so an undo
+        after a failure half-way puts back exactly the objects that moved; the renames of one batch must be
+        independent (none moves what another moves or makes), as a commit's are."""
         if not self._moves:
             return
         moves, self._moves = self._moves, []
-        self._step({"op": "moved", "moves": [list(pair) for pair in moves]})
-        for source, target in moves:
-            staging.move(self.storage, source, target)
+        expanded = [(pair, staging.object_moves(self.storage, *pair)) for pair in moves]
+        folders = [list(pair) for pair, objects in expanded if objects is not None]
+        listed = [list(each) for pair, objects in expanded for each in (objects if objects is not None else [pair])]
+        self._step({"op": "moved", "moves": listed, **({"folders": folders} if folders else {})})
+        for (source, target), objects in expanded:
+            if objects is None:
+                staging.move(self.storage, source, target)
+                continue
+            for each in objects:
+                staging.move_object(self.storage, *each)
+            staging.delete_if_no_objects(self.storage, source)
 
     def will(self, op: str, **step: Any) -> None:
         """Write down a step about to be taken (undone on failure whether or not it was taken)."""
@@ -205,6 +216,8 @@ def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
                 continue
             staging.delete_folder(storage, source)
         staging.move(storage, target, source)
+    for _, target in step.get("folders", []):  # an object store's folders moved object by object: their markers
+        staging.delete_if_no_objects(storage, target)
 
 
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:

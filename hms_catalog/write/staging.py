@@ -23,7 +23,7 @@ from hms_catalog.formats._paths import is_hidden, join_location, normalize_locat
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",
-           "delete_any",
+           "delete_any", "object_moves", "move_object", "delete_if_no_objects",
            "is_empty_folder", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
            "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
 
@@ -134,6 +134,36 @@ def move(storage: StorageResolver, source: str, target: str) -> None:
         _move_objects(filesystem, source_path, target_path)  # an object store has no folders to rename
         return
     filesystem.move(source_path, target_path)
+
+
+def object_moves(storage: StorageResolver, source: str, target: str) -> list[tuple[str, str]] | None:
+    """The moves of a folder's objects one by one, on an object store (None for a file, or where a folder
+    is renamed in one step): there a folder's move is a copy and a delete of each object, and one that fails
+    half-way leaves the objects split between both places, so an undo log writes down each object's move."""
+    filesystem, path = storage.resolve(source)
+    if filesystem.type_name != "s3" or filesystem.get_file_info(path).type != pafs.FileType.Directory:
+        return None
+    root = path.rstrip("/")
+    infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    return [(source.rstrip("/") + info.path[len(root):], target.rstrip("/") + info.path[len(root):])
+            for info in infos if info.type == pafs.FileType.File]
+
+
+def move_object(storage: StorageResolver, source: str, target: str) -> None:
+    """Move one object (an object store needs no parent folder made first)."""
+    filesystem, source_path = storage.resolve(source)
+    _, target_path = storage.resolve(target)
+    filesystem.move(source_path, target_path)
+
+
+def delete_if_no_objects(storage: StorageResolver, location: str) -> None:
+    """Delete the folder ``location`` when no file is under it: the markers an object store keeps of a folder
+    whose objects were all moved away."""
+    filesystem, path = storage.resolve(location)
+    if filesystem.get_file_info(path).type != pafs.FileType.Directory:
+        return
+    if not any(info.type == pafs.FileType.File for info in filesystem.get_file_info(pafs.FileSelector(path, recursive=True))):
+        filesystem.delete_dir(path)
 
 
 def _move_objects(filesystem: pafs.FileSystem, source: str, target: str) -> None:
