@@ -14,6 +14,7 @@ def check_location(location: str, owner: str, storage: StorageResolver) -> None:
     """A location this process can reach (its filesystem opens, and its parent exists or it does), or a
     ConfigurationError naming the owner, the location and the reason; nothing is asked of the metastore."""
     try:
+        storage.check_container(location)
         filesystem, path = storage.resolve(location)
         info = filesystem.get_file_info(path)
         if info.type == pafs.FileType.File:

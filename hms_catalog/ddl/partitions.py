@@ -186,8 +186,12 @@ def _object_store_locations(ctx: DdlContext, struct: ttypes.Table, names: list[s
 
 def _folders(location: str, keys: list[str], storage: StorageResolver) -> dict[str, str]:
     """``k=v/k2=v2`` folders under ``location`` with one level per key (hidden ones skipped), by partition name."""
-    filesystem, root = storage.resolve(location)
-    entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    storage.check_container(location)  # a missing bucket is no empty folder: its partitions must not go
+    try:
+        filesystem, root = storage.resolve(location)
+        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    except OSError as error:
+        raise storage.error(location, error, "list") from None
     base = root.rstrip("/")
     found: dict[str, str] = {}
     for entry in entries:

@@ -126,18 +126,23 @@ def drop_table(ctx: DdlContext, database: str, name: str, *, if_exists: bool = F
     iceberg = detect(struct).format is TableFormat.ICEBERG
     with ctx.changing([(database, name)], events=[("DROP_TABLE", database, name, 1)]) as changes:
         if iceberg:
-            catalog = iceberg_catalog(ctx.catalog)
-            (catalog.purge_table if purge or managed else catalog.drop_table)((database, name))
+            iceberg_catalog(ctx.catalog).drop_table((database, name))  # pyiceberg's purge_table does not delete yet
         else:
             ctx.client.drop_table(database, name, delete_data=True)
         changes.append((ChangeKind.DROPPED, CatalogObject.for_table(database, name)))
+    if iceberg and (purge or managed):  # every file under the table's location: data, deletes and metadata
+        left = delete_remaining(location, ctx.catalog.storage)
+        if left:
+            return ctx.outcome(f"table '{full}' dropped, but files of it remain under {location} (e.g. "
+                               f"{', '.join(left)}): delete them by hand", changes)
+        return ctx.outcome(f"table '{full}' dropped, its files deleted", changes)
     if managed and not iceberg:
         left = delete_remaining(location, ctx.catalog.storage)
         if left:
             return ctx.outcome(f"table '{full}' dropped, but files of it remain under {location} (e.g. {', '.join(left)}): "
                                "delete them by hand", changes)
         return ctx.outcome(f"table '{full}' dropped with its files", changes)
-    return ctx.outcome(f"table '{full}' dropped{', its files deleted' if iceberg and purge else ', its files kept'}", changes)
+    return ctx.outcome(f"table '{full}' dropped, its files kept", changes)
 
 
 def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, new_name: str) -> DdlOutcome:

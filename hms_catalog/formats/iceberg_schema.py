@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import SchemaError
+from hms_catalog.errors import SchemaError, StorageError
 from hms_catalog.formats._paths import normalize_location
 from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema
@@ -35,7 +35,12 @@ def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str])
     try:
         io = load_file_io(properties=dict(io_properties), location=location)
         return FromInputFile.table_metadata(io.new_input(location))
-    except (OSError, ValueError) as error:
+    except FileNotFoundError as error:
+        raise SchemaError(f"cannot read Iceberg metadata {location}: {error}") from error
+    except OSError as error:  # the store refused or could not be reached (credentials, bucket, endpoint)
+        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StorageError(f"cannot read Iceberg metadata {location}: {text}") from None
+    except ValueError as error:
         raise SchemaError(f"cannot read Iceberg metadata {location}: {error}") from error
 
 

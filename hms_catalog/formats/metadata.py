@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 
 from hms_catalog._lazy import Lazy
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.errors import StorageError
 from hms_catalog.formats.detect import Detection, TableFormat, detect
 from hms_catalog.formats.hive_schema import hive_schema
 from hms_catalog.formats.hudi_schema import hudi_schema
@@ -33,12 +34,21 @@ _LOADERS: dict[TableFormat, SchemaLoader] = {
 class TableMetadata:
     """One table as loaded: thrift struct, detection, and a schema loaded once on first use."""
 
-    def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> None:
+    def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str], catalog: str = "") -> None:
         self.table = table
         self.detection = detection
         self.io_properties = io_properties
+        self.catalog = catalog  # named in a store's refusal, which the format's reader cannot name
         self.loaded_at = time.time()
-        self._schema: Lazy[TableSchema] = Lazy(lambda: _LOADERS[detection.format](table, detection, io_properties))
+        self._schema: Lazy[TableSchema] = Lazy(self._load_schema)
+
+    def _load_schema(self) -> TableSchema:
+        try:
+            return _LOADERS[self.detection.format](self.table, self.detection, self.io_properties)
+        except StorageError as error:
+            if not self.catalog or str(error).startswith("catalog "):
+                raise
+            raise StorageError(f"catalog '{self.catalog}': {error}") from None
 
     @property
     def schema(self) -> TableSchema:
@@ -53,5 +63,5 @@ class TableMetadata:
         return [key.name for key in self.table.partitionKeys or []]
 
 
-def load_table_metadata(table: ttypes.Table, io_properties: Mapping[str, str]) -> TableMetadata:
-    return TableMetadata(table, detect(table), io_properties)
+def load_table_metadata(table: ttypes.Table, io_properties: Mapping[str, str], catalog: str = "") -> TableMetadata:
+    return TableMetadata(table, detect(table), io_properties, catalog)

@@ -93,7 +93,7 @@ class ExternalDatabase:
                              missing, batch_size, self.parallelism)
         for _, tables in answers:
             for table in tables:
-                metadata = load_table_metadata(table, self._io_properties)
+                metadata = load_table_metadata(table, self._io_properties, self.catalog)
                 found[table.tableName.lower()] = metadata
                 self._caches.schema.put((self.name, table.tableName.lower()), metadata, ticket=ticket)
         return [found[key] for key in keys if key in found]

@@ -85,7 +85,7 @@ class ExternalTable:
 
     def _load(self) -> TableMetadata:
         try:
-            return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties)
+            return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties, self.catalog)
         except NotFoundError as error:
             if error.name == self.full_name:
                 raise  # a client that names the table as the catalog does said why itself (a folder not promoted)

@@ -62,6 +62,7 @@ class StorageResolver:
         self._filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
         self._lock = threading.Lock()
         self._local = pafs.LocalFileSystem()
+        self._buckets: set[str] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         """Only the settings and the name travel (to Spark's Python workers, say): filesystems, the lock
@@ -118,6 +119,27 @@ class StorageResolver:
         request per page of keys under a prefix, and one prefix holds the keys of every folder below it."""
         scheme = split_location(location)[0]
         return scheme not in LOCAL_SCHEMES and self._kind(scheme) != "hadoop"
+
+    def check_container(self, location: str) -> None:
+        """On an object store, a StorageError naming the catalog and ``location`` when its bucket (or
+        container) does not exist: there a missing bucket lists as an empty folder, which would pass for a
+        table with no files. Buckets found are remembered for the resolver's life."""
+        if not self.is_object_store(location):
+            return
+        scheme, authority, _ = split_location(location)
+        bucket = authority.split("@", 1)[0]
+        with self._lock:
+            if bucket in self._buckets:
+                return
+        try:
+            found = self.filesystem(scheme, authority, location).get_file_info(bucket).type != pafs.FileType.NotFound
+        except (OSError, ValueError) as error:
+            raise self.error(location, error) from None
+        if not found:
+            catalog = f"catalog '{self.name}': " if self.name else ""
+            raise StorageError(f"{catalog}cannot reach {location}: bucket '{bucket}' does not exist")
+        with self._lock:
+            self._buckets.add(bucket)
 
     def close(self) -> None:
         with self._lock:
