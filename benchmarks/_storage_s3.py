@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import requests
 from _common import progress
 
 from hms_catalog import open_session
@@ -32,20 +31,6 @@ def _parquet(index: int) -> bytes:
     out = io.BytesIO()
     pq.write_table(pa.table({"id": [index, index + 1], "amount": [index * 1.5, 2.0]}), out)
     return out.getvalue()
-
-
-def _lists(server: S3Server, action: Any) -> tuple[Any, int]:
-    """``action()``'s value and the LIST requests the server saw meanwhile."""
-    endpoint = server.endpoint
-    requests.post(f"{endpoint}/moto-api/recorder/reset-recording", timeout=30)
-    requests.post(f"{endpoint}/moto-api/recorder/start-recording", timeout=30)
-    try:
-        value = action()
-    finally:
-        requests.post(f"{endpoint}/moto-api/recorder/stop-recording", timeout=30)
-    recorded = requests.get(f"{endpoint}/moto-api/recorder/download-recording", timeout=60).text
-    calls = [json.loads(line) for line in recorded.splitlines() if line.strip()]
-    return value, sum(1 for call in calls if call.get("method") == "GET" and "list-type=2" in call.get("url", ""))
 
 
 def plan_on_s3_and_local(scratch: Path, *, partitions: int, repeat: int) -> dict[str, Any]:
@@ -89,7 +74,7 @@ def _measure(server: S3Server, metastore_uri: str, scratch: Path, partitions: in
         lists = []
         for _ in range(repeat):
             started = time.perf_counter()
-            plan, counted = _lists(server, lambda: cold_plan("on_s3"))
+            plan, counted = server.list_requests(lambda: cold_plan("on_s3"))
             timings["s3"].append(time.perf_counter() - started)
             lists.append(counted)
             assert len(plan.splits) == partitions, len(plan.splits)
@@ -105,7 +90,7 @@ def _measure(server: S3Server, metastore_uri: str, scratch: Path, partitions: in
                                   block_size=1 << 25, locator=LocalBlockLocator(), parallelism=8)
 
         started = time.perf_counter()
-        listed, each_lists = _lists(server, each_partition)
+        listed, each_lists = server.list_requests(each_partition)
         each_seconds = time.perf_counter() - started
         assert sum(len(files) for files in listed.files.values()) == partitions
         s3_seconds, local_seconds = statistics.median(timings["s3"]), statistics.median(timings["local"])

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-import requests
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.properties import CacheConfig
@@ -14,19 +11,6 @@ from hms_catalog.storage import StorageConfig, StorageResolver
 from planner.listing import LocalBlockLocator, list_locations
 
 PARTITIONS = 24
-
-
-def _list_requests(endpoint: str, action: Any) -> tuple[Any, int]:
-    """``action()``'s value and the S3 LIST requests the server saw meanwhile (moto's request recorder)."""
-    requests.post(f"{endpoint}/moto-api/recorder/reset-recording", timeout=10)
-    requests.post(f"{endpoint}/moto-api/recorder/start-recording", timeout=10)
-    try:
-        value = action()
-    finally:
-        requests.post(f"{endpoint}/moto-api/recorder/stop-recording", timeout=10)
-    recorded = requests.get(f"{endpoint}/moto-api/recorder/download-recording", timeout=10).text
-    calls = [json.loads(line) for line in recorded.splitlines() if line.strip()]
-    return value, sum(1 for call in calls if call.get("method") == "GET" and "list-type=2" in call.get("url", ""))
 
 
 def test_one_root_listing_answers_every_partition(s3_server: Any, unique_name: str) -> None:
@@ -44,8 +28,8 @@ def test_one_root_listing_answers_every_partition(s3_server: Any, unique_name: s
                               CatalogCaches.from_config(CacheConfig()), storage=storage, recursive=False,
                               block_size=1 << 25, locator=LocalBlockLocator(), parallelism=4, shared_root=shared_root)
 
-    each, each_requests = _list_requests(s3_server.endpoint, lambda: listing(None))
-    once, once_requests = _list_requests(s3_server.endpoint, lambda: listing(root))
+    each, each_requests = s3_server.list_requests(lambda: listing(None))
+    once, once_requests = s3_server.list_requests(lambda: listing(root))
     assert each_requests == len(locations) and once_requests == 1
     assert once.absent == each.absent == [f"{root}/dt=absent"]
     assert {k: [(f.path, f.size) for f in v] for k, v in once.files.items()} == \

@@ -19,9 +19,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["S3Server", "S3ServerError", "REGION", "Warehouse", "write_warehouse", "create_catalog_statement",
            "iceberg_catalog"]
@@ -29,6 +30,8 @@ __all__ = ["S3Server", "S3ServerError", "REGION", "Warehouse", "write_warehouse"
 REGION = "us-east-1"
 _START_TIMEOUT = 30.0
 _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+
+T = TypeVar("T")
 
 
 class S3ServerError(RuntimeError):
@@ -128,6 +131,22 @@ class S3Server:
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             found.extend(entry["Key"] for entry in page.get("Contents", []))
         return sorted(found)
+
+    def list_requests(self, action: Callable[[], T]) -> tuple[T, int]:
+        """``action()``'s value and the S3 LIST requests (ListObjectsV2) the server saw meanwhile, counted by
+        moto's request recorder (the server is this process's own: nothing else records on it)."""
+        import requests
+
+        endpoint = self.endpoint
+        requests.post(f"{endpoint}/moto-api/recorder/reset-recording", timeout=30)
+        requests.post(f"{endpoint}/moto-api/recorder/start-recording", timeout=30)
+        try:
+            value = action()
+        finally:
+            requests.post(f"{endpoint}/moto-api/recorder/stop-recording", timeout=30)
+        recorded = requests.get(f"{endpoint}/moto-api/recorder/download-recording", timeout=60).text
+        calls = [json.loads(line) for line in recorded.splitlines() if line.strip()]
+        return value, sum(1 for call in calls if call.get("method") == "GET" and "list-type=2" in call.get("url", ""))
 
     def refuses_wrong_signatures(self) -> bool:
         """True when a request signed with another secret is refused (signatures are being checked)."""
