@@ -312,3 +312,22 @@ def test_msck_repair_of_a_table_in_an_unknown_bucket_fails(s3_session: Session, 
     finally:
         admin.drop_table(s3_warehouse.database, unique_name)
     assert "'hive'" in message and location in message and "bucket" in message.lower(), message
+
+
+def test_altered_storage_properties_take_effect_at_once(s3_warehouse: Warehouse, home: Path) -> None:
+    """A catalog's filesystems are rebuilt when its properties change: the wrong key fails, the corrected
+    one (ALTER CATALOG, no restart, no REFRESH) plans, and the filesystem of the old settings is gone."""
+    session = open_session(home)
+    wrong = "not-" + s3_warehouse.server.secret_key
+    try:
+        session.run_one(create_catalog_statement("altered", s3_warehouse.catalog_properties(**{"s3.secret_key": wrong})))
+        with pytest.raises(HmsCatalogError, match="catalog 'altered'"):
+            session.run_one(f"EXPLAIN SPLITS FROM altered.{s3_warehouse.database}.sales")
+        before = session.manager.catalog("altered").storage
+        session.run_one(f"ALTER CATALOG altered SET PROPERTIES ('s3.secret_key'='{s3_warehouse.server.secret_key}')")
+        catalog = session.manager.catalog("altered")
+        assert catalog.storage is not before and catalog.storage.config.s3.secret_key == s3_warehouse.server.secret_key
+        plan = plan_table(catalog, catalog.table(s3_warehouse.database, "sales"))
+        assert plan.splits and all(split.path.startswith("s3a://") for split in plan.splits)
+    finally:
+        session.manager.close()
