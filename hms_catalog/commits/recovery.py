@@ -77,9 +77,20 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
             finally:
                 catalog.caches.invalidate_table(database, name)
             if log.done and not log.recorded:
-                catalog.caches.versions.record(ChangeKind.CHANGED, CatalogObject.for_table(database, name), ChangeSource(log.source))
+                for kind, obj in _changes_of(log):
+                    catalog.caches.versions.record(kind, obj, ChangeSource(log.source))
         count += 1
     return count
+
+
+def _changes_of(log: UndoLog) -> list[tuple[ChangeKind, CatalogObject]]:
+    """What a finished log's change logs as, the way the statement would have: a RENAME drops the old name
+    and adds the new one; any other change is a change of its table."""
+    for step in log.steps:
+        if step["op"] == "renamed_table":
+            return [(ChangeKind.DROPPED, CatalogObject.for_table(step["database"], step["table"])),
+                    (ChangeKind.ADDED, CatalogObject.for_table(step["new_database"], step["new_table"]))]
+    return [(ChangeKind.CHANGED, CatalogObject.for_table(*log.table))]
 
 
 def _unfinished(root: Path | None, running: set[str], storage: StorageResolver) -> Iterator[UndoLog]:

@@ -147,3 +147,32 @@ def test_an_undo_that_fails_keeps_its_log_for_the_next_look(tmp_path: Path) -> N
     finished = UndoLog.begin(None, "job6", "db", "t", storage=StorageResolver())
     finished.undo(Recorder())  # type: ignore[arg-type]
     assert not jobs.left_unfinished("job6")
+
+
+def test_a_finished_rename_left_unrecorded_is_logged_as_the_rename_it_was(tmp_path: Path) -> None:
+    """A kill after a RENAME's log was marked done and before its change was logged: the next start logs the
+    old name dropped and the new one added, as the statement would have (not a change of the old name)."""
+    from dataclasses import dataclass, field
+
+    from hms_catalog._locks import TableLocks
+    from hms_catalog.cache import CatalogCaches
+    from hms_catalog.commits.recovery import finish_unfinished
+    from hms_catalog.properties import CacheConfig
+
+    @dataclass
+    class Catalog:
+        name: str = "hive"
+        ddl_locks: TableLocks = field(default_factory=TableLocks)
+        caches: CatalogCaches = field(default_factory=lambda: CatalogCaches.from_config(CacheConfig()))
+        client: Any = field(default_factory=Recorder)
+        storage: StorageResolver = field(default_factory=StorageResolver)
+
+    dead = tmp_path / "commits" / "999999999"  # a process that is gone
+    log = UndoLog.begin(dead, "ddl-1", "db", "old", source="ddl", storage=StorageResolver())
+    log.will("renamed_table", database="db", table="old", new_database="db", new_table="new")
+    log.mark_done()
+    catalog = Catalog()
+    assert finish_unfinished(catalog, tmp_path / "commits", set()) == 1
+    logged = [(change.kind.value, str(change.object), change.source.value) for change in catalog.caches.versions.changes().changes]
+    assert logged == [("dropped", "table db.old", "ddl"), ("added", "table db.new", "ddl")]
+    assert not (dead / "ddl-1.jsonl").exists()
