@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
@@ -24,7 +25,7 @@ from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support import hms
 from tests.support.postgres import PostgresServer
 from tests.support.postgres import available as postgres_available
-from tests.support.s3 import S3Server, Warehouse, write_warehouse
+from tests.support.s3 import S3Server, Warehouse, create_catalog_statement, write_warehouse
 from tests.support.sessions import open_catalog
 
 _names = itertools.count(1)
@@ -209,3 +210,12 @@ def s3_warehouse(s3_server: S3Server, metastore: EmbeddedMetastore, tmp_path_fac
     """A warehouse on :func:`s3_server` written with pyarrow and pyiceberg and registered in the session's
     metastore at ``s3a://`` locations (see tests.support.s3.Warehouse)."""
     return write_warehouse(s3_server, tmp_path_factory.mktemp("s3home"), metastore.uri)
+
+
+@pytest.fixture
+def s3_session(s3_warehouse: Warehouse, home: Path) -> Iterator[Session]:
+    """A session whose catalog ``hive`` is the warehouse's metastore with the S3 endpoint's properties."""
+    session = open_session(home)
+    session.run_one(create_catalog_statement("hive", s3_warehouse.catalog_properties()))
+    yield session
+    session.manager.close()

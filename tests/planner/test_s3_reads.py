@@ -6,7 +6,6 @@ locality path reading an S3 table end to end."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.errors import StorageError
 from hms_catalog.execution import Session
 from hms_catalog.formats.schema import Column, TableSchema
@@ -23,7 +21,7 @@ from hms_catalog.types import parse_hive_type
 from planner import plan_table
 from planner.plan import Split
 from planner.readers import read_split
-from tests.support.s3 import SALES, S3Server, Warehouse, create_catalog_statement
+from tests.support.s3 import SALES, S3Server, Warehouse
 from tests.support.sessions import read_hms
 
 SCHEMA = TableSchema((Column("id", parse_hive_type("bigint"), "bigint"), Column("name", parse_hive_type("string"), "string"),
@@ -78,20 +76,11 @@ def test_a_wrong_secret_is_a_storage_error_naming_catalog_and_file(s3_server: S3
     assert wrong not in str(raised.value) and s3_server.secret_key not in str(raised.value)
 
 
-@pytest.fixture
-def s3_home(s3_warehouse: Warehouse, home: Path) -> Iterator[Session]:
-    """A home whose catalog ``hive`` is the S3 warehouse's metastore with the server's endpoint and keys."""
-    session = open_session(home)
-    session.run_one(create_catalog_statement("hive", s3_warehouse.catalog_properties()))
-    yield session
-    session.manager.close()
-
-
 EXPECTED_SALES = sorted((row[0], row[1], row[2], region) for region, rows in SALES.items() for row in rows)
 
 
 @pytest.mark.slow
-def test_the_spark_source_reads_an_s3_table_with_the_catalogs_keys(spark: Any, s3_home: Session, home: Path,
+def test_the_spark_source_reads_an_s3_table_with_the_catalogs_keys(spark: Any, s3_session: Session, home: Path,
                                                                    s3_warehouse: Warehouse) -> None:
     frame = read_hms(spark, home, f"hive.{s3_warehouse.database}.sales", maxPartitionBytes="1")
     assert sorted(tuple(row) for row in frame.collect()) == EXPECTED_SALES
@@ -100,11 +89,11 @@ def test_the_spark_source_reads_an_s3_table_with_the_catalogs_keys(spark: Any, s
 
 
 @pytest.mark.slow
-def test_the_locality_path_reads_an_s3_table_with_the_catalogs_keys(spark: Any, s3_home: Session,
+def test_the_locality_path_reads_an_s3_table_with_the_catalogs_keys(spark: Any, s3_session: Session,
                                                                     s3_warehouse: Warehouse) -> None:
     from planner.spark.locality import locality_dataframe
 
-    catalog = s3_home.manager.catalog("hive")
+    catalog = s3_session.manager.catalog("hive")
     plan = plan_table(catalog, catalog.table(s3_warehouse.database, "sales"))
     assert s3_warehouse.server.secret_key not in plan.dumps()
     frame = locality_dataframe(spark, plan, storage=catalog.storage)

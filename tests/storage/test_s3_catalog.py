@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +27,6 @@ from tests.support.s3 import CLICKS, EVENTS, LAKE_VISITS, NOTES, SALES, S3Server
 # timeouts, set low here, times its bounded retries, with room for a loaded machine.
 TIMEOUT_MS = 2000
 FAILURE_BOUND_S = 20.0
-
-
-@pytest.fixture
-def s3_session(s3_warehouse: Warehouse, home: Path) -> Iterator[Session]:
-    """A session whose catalog ``hive`` is the warehouse's metastore with the S3 endpoint's properties."""
-    session = open_session(home)
-    session.run_one(create_catalog_statement("hive", s3_warehouse.catalog_properties()))
-    yield session
-    session.manager.close()
 
 
 def _read_split(catalog: Any, path: str, file_format: str) -> pa.Table:

@@ -13,15 +13,12 @@ objects and partitions as they were.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hms_catalog import open_session
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.iceberg import iceberg_catalog
@@ -33,18 +30,9 @@ from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.jobs_ops import abort_write, begin_write, commit_job
 from hms_catalog.write.request import CommitRequest, WriteOutcome, WrittenFile
 from planner import plan_table
-from tests.support.s3 import Warehouse, create_catalog_statement
+from tests.support.s3 import Warehouse
 
 Row = tuple[int, str, str | None]  # (id, name, region); region None for an unpartitioned table
-
-
-@pytest.fixture
-def s3_session(s3_warehouse: Warehouse, home: Path) -> Iterator[Session]:
-    """A session whose catalog ``hive`` is the warehouse's metastore with the S3 endpoint's properties."""
-    session = open_session(home)
-    session.run_one(create_catalog_statement("hive", s3_warehouse.catalog_properties()))
-    yield session
-    session.manager.close()
 
 
 def _ctx(session: Session) -> DdlContext:
@@ -64,15 +52,20 @@ def _write(ctx: DdlContext, database: str, table: str, rows: list[Row], mode: st
     return commit_job(ctx, job, request)
 
 
+def _by_region(rows: list[Row]) -> dict[str | None, list[Row]]:
+    """The rows grouped by their partition value, as a writer's tasks write one file per partition."""
+    grouped: dict[str | None, list[Row]] = {}
+    for row in rows:
+        grouped.setdefault(row[2], []).append(row)
+    return grouped
+
+
 def _staged(ctx: DdlContext, database: str, table: str, rows: list[Row], mode: str, *,
             static: dict[str, str | None] | None = None, partitioned: bool = True) -> tuple[WriteJob, CommitRequest]:
     """A job begun and its files written; what its driver sends to commit them."""
     job = begin_write(ctx, database, table)
-    by_region: dict[str | None, list[Row]] = {}
-    for row in rows:
-        by_region.setdefault(row[2], []).append(row)
     files = []
-    for region, group in by_region.items():
+    for region, group in _by_region(rows).items():
         name = f"part-00000-{uuid.uuid4().hex}.c000.snappy.parquet"
         relative = f"{make_partition_name(['region'], [region])}/{name}" if partitioned else name
         _put(ctx, f"{job.staging}/{relative}", pa.table({"id": pa.array([r[0] for r in group], pa.int64()),
@@ -240,11 +233,8 @@ def _iceberg_file(rows: list[Row]) -> pa.Table:
 def _write_iceberg(ctx: DdlContext, database: str, table: str, rows: list[Row], mode: str) -> WriteOutcome:
     job = begin_write(ctx, database, table)
     assert job.target.iceberg and job.staging.startswith("s3a://"), job
-    by_region: dict[str | None, list[Row]] = {}
-    for row in rows:
-        by_region.setdefault(row[2], []).append(row)
     files = []
-    for region, group in by_region.items():
+    for region, group in _by_region(rows).items():
         relative = f"{make_partition_name(['region'], [region])}/00000-0-{uuid.uuid4().hex}.parquet"
         _put(ctx, f"{job.staging}/{relative}", _iceberg_file(group))
         files.append(WrittenFile(relative, (), rows=len(group)))
