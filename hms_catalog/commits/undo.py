@@ -95,10 +95,8 @@ class UndoLog:
         for (source, target), objects in expanded:
             if objects is None:
                 staging.move(self.storage, source, target)
-                continue
-            for each in objects:
-                staging.move_object(self.storage, *each)
-            staging.delete_if_no_objects(self.storage, source)
+            else:
+                staging.move_objects(self.storage, source, objects)
 
     def will(self, op: str, **step: Any) -> None:
         """Write down a step about to be taken (undone on failure whether or not it was taken)."""

@@ -23,7 +23,7 @@ from hms_catalog.formats._paths import is_hidden, join_location, normalize_locat
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",
-           "delete_any", "object_moves", "move_object", "delete_if_no_objects",
+           "delete_any", "object_moves", "move_objects", "move_object", "delete_if_no_objects",
            "is_empty_folder", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
            "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
 
@@ -124,15 +124,17 @@ def is_empty_folder(storage: StorageResolver, location: str) -> bool:
 
 
 def move(storage: StorageResolver, source: str, target: str) -> None:
-    """Rename a file or folder (one rename: atomic on HDFS and local disks), making the target's parent."""
+    """Rename a file or folder (one rename: atomic on HDFS and local disks), making the target's parent; a
+    folder on an object store, which has no folders to rename, object by object."""
+    objects = object_moves(storage, source, target)
+    if objects is not None:
+        move_objects(storage, source, objects)
+        return
     filesystem, source_path = storage.resolve(source)
     _, target_path = storage.resolve(target)
     parent = target_path.rstrip("/").rsplit("/", 1)[0]
     if parent:
         filesystem.create_dir(parent, recursive=True)
-    if filesystem.type_name == "s3" and filesystem.get_file_info(source_path).type == pafs.FileType.Directory:
-        _move_objects(filesystem, source_path, target_path)  # an object store has no folders to rename
-        return
     filesystem.move(source_path, target_path)
 
 
@@ -140,13 +142,24 @@ def object_moves(storage: StorageResolver, source: str, target: str) -> list[tup
     """The moves of a folder's objects one by one, on an object store (None for a file, or where a folder
     is renamed in one step): there a folder's move is a copy and a delete of each object, and one that fails
     half-way leaves the objects split between both places, so an undo log writes down each object's move."""
+    if not storage.is_object_store(source):
+        return None
     filesystem, path = storage.resolve(source)
-    if filesystem.type_name != "s3" or filesystem.get_file_info(path).type != pafs.FileType.Directory:
+    if filesystem.get_file_info(path).type != pafs.FileType.Directory:
         return None
     root = path.rstrip("/")
     infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
     return [(source.rstrip("/") + info.path[len(root):], target.rstrip("/") + info.path[len(root):])
             for info in infos if info.type == pafs.FileType.File]
+
+
+def move_objects(storage: StorageResolver, source: str, objects: Iterable[tuple[str, str]]) -> None:
+    """Take the moves :func:`object_moves` listed for the folder ``source``, then its emptied marker away
+    (copy, then delete, each: not atomic, as no rename on an object store is; an undo log that wrote them
+    down moves them back after a failure)."""
+    for each in objects:
+        move_object(storage, *each)
+    delete_if_no_objects(storage, source)
 
 
 def move_object(storage: StorageResolver, source: str, target: str) -> None:
@@ -164,17 +177,6 @@ def delete_if_no_objects(storage: StorageResolver, location: str) -> None:
         return
     if not any(info.type == pafs.FileType.File for info in filesystem.get_file_info(pafs.FileSelector(path, recursive=True))):
         filesystem.delete_dir(path)
-
-
-def _move_objects(filesystem: pafs.FileSystem, source: str, target: str) -> None:
-    """Move every object under the prefix ``source`` to ``target`` (copy, then delete: not atomic, as no
-    rename on an object store is; a commit's undo log moves them back after a failure)."""
-    infos = filesystem.get_file_info(pafs.FileSelector(source, recursive=True))
-    for info in infos:
-        if info.type == pafs.FileType.File:
-            filesystem.move(info.path, target + info.path[len(source):])
-    with contextlib.suppress(FileNotFoundError):
-        filesystem.delete_dir(source)
 
 
 def delete_folder(storage: StorageResolver, location: str) -> None:
