@@ -111,10 +111,15 @@ def _list_one(storage: StorageResolver, location: str, recursive: bool) -> list[
         relative = entry.path[len(base) :] if entry.path.startswith(base) else entry.base_name
         if is_hidden(relative):
             continue
-        mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
-        found.append((join_location(location, entry.path), int(entry.size or 0), mtime))
+        found.append(_file_of(location, entry))
     found.sort()
     return found
+
+
+def _file_of(location: str, entry: pafs.FileInfo) -> tuple[str, int, int]:
+    """(location, size, mtime ms) of a file a listing of ``location`` (or of a root above it) returned."""
+    mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
+    return join_location(location, entry.path), int(entry.size or 0), mtime
 
 
 def _list_under_root(storage: StorageResolver, root: str, locations: Sequence[str],
@@ -153,8 +158,7 @@ def _list_under_root(storage: StorageResolver, root: str, locations: Sequence[st
         listed = found[under[owner]]
         if listed is None:
             listed = found[under[owner]] = []
-        mtime = int(entry.mtime_ns // 1_000_000) if entry.mtime_ns is not None else 0
-        listed.append((join_location(under[owner], entry.path), int(entry.size or 0), mtime))
+        listed.append(_file_of(under[owner], entry))
     for listed in found.values():
         if listed:
             listed.sort()
@@ -206,13 +210,14 @@ def list_locations(
         else:
             todo.append((key, location))
 
-    ticket_before_root = caches.files.ticket()
+    root_ticket: int | None = None
     from_root: dict[str, list[tuple[str, int, int]] | None] = {}
     if shared_root is not None and len(todo) >= _ROOT_LISTING_MIN and storage.is_object_store(shared_root):
+        root_ticket = caches.files.ticket()  # read before the listing, as each chunk's is
         from_root = _list_under_root(storage, shared_root, [location for _, location in todo], recursive)
 
     def work(chunk: list[tuple[tuple[str, str, str], str]]) -> list[tuple[str, list[FileEntry] | None]]:
-        ticket = caches.files.ticket() if not from_root else ticket_before_root  # a change while listing is not undone
+        ticket = root_ticket if root_ticket is not None else caches.files.ticket()  # a change while listing is not undone
         listed = [(key, location, from_root[location] if location in from_root else _list_one(storage, location, recursive))
                   for key, location in chunk]
         located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
