@@ -63,6 +63,7 @@ class StorageResolver:
         self._lock = threading.Lock()
         self._local = pafs.LocalFileSystem()
         self._buckets: set[str] = set()
+        self._hadoop_lock = threading.Lock()  # apart: the helper is made while _lock is held (building a filesystem)
 
     def __getstate__(self) -> dict[str, Any]:
         """Only the settings and the name travel (to Spark's Python workers, say): filesystems, the lock
@@ -103,11 +104,12 @@ class StorageResolver:
 
     def hadoop_helper(self) -> HadoopHelper:
         """The Java helper serving Hadoop filesystems for this catalog (started on first use)."""
-        if self._hadoop is None:
-            from hms_catalog.storage.hadoop.helper import HadoopHelper
+        with self._hadoop_lock:  # listing threads ask at once: one helper, one JVM
+            if self._hadoop is None:
+                from hms_catalog.storage.hadoop.helper import HadoopHelper
 
-            self._hadoop = HadoopHelper(dict(self.config.hadoop.conf), name=self.name)
-        return self._hadoop
+                self._hadoop = HadoopHelper(dict(self.config.hadoop.conf), name=self.name)
+            return self._hadoop
 
     def is_hadoop(self, location: str) -> bool:
         """Whether ``location`` is served by Hadoop's own client (the Java helper), which knows block hosts."""
@@ -136,8 +138,7 @@ class StorageResolver:
         except (OSError, ValueError) as error:
             raise self.error(location, error) from None
         if not found:
-            catalog = f"catalog '{self.name}': " if self.name else ""
-            raise StorageError(f"{catalog}cannot reach {location}: bucket '{bucket}' does not exist")
+            raise StorageError(f"{self._named()}cannot reach {location}: bucket '{bucket}' does not exist")
         with self._lock:
             self._buckets.add(bucket)
 
@@ -148,11 +149,13 @@ class StorageResolver:
             self._hadoop.close()
 
     def error(self, location: str, error: BaseException, doing: str = "reach") -> StorageError:
-        """A StorageError naming the catalog and the location (the store's own message, which carries no
-        credential, kept as the cause)."""
+        """A StorageError naming the catalog and the location, with the first line of the store's own message
+        (which carries no credential); callers raise it ``from None``, so no deeper trace repeats it."""
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        catalog = f"catalog '{self.name}': " if self.name else ""
-        return StorageError(f"{catalog}cannot {doing} {location}: {text}")
+        return StorageError(f"{self._named()}cannot {doing} {location}: {text}")
+
+    def _named(self) -> str:
+        return f"catalog '{self.name}': " if self.name else ""
 
     def _kind(self, scheme: str) -> str:
         if scheme in S3_SCHEMES or (scheme in S3_COMPATIBLE_SCHEMES and self._s3_compatible(scheme)):
