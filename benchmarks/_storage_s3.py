@@ -72,11 +72,13 @@ def _measure(server: S3Server, metastore_uri: str, scratch: Path, partitions: in
         report: dict[str, Any] = {"partitions": partitions, "files": partitions}
         timings: dict[str, list[float]] = {"s3": [], "local": []}
         lists = []
+        metastore_calls: list[int] = []
         for _ in range(repeat):
             started = time.perf_counter()
             plan, counted = server.list_requests(lambda: cold_plan("on_s3"))
             timings["s3"].append(time.perf_counter() - started)
             lists.append(counted)
+            metastore_calls.append(sum(plan.summary.metastore_calls.values()))
             assert len(plan.splits) == partitions, len(plan.splits)
             started = time.perf_counter()
             local_plan = cold_plan("on_disk")
@@ -99,6 +101,7 @@ def _measure(server: S3Server, metastore_uri: str, scratch: Path, partitions: in
             "local_cold_plan_seconds": round(local_seconds, 3),
             "s3_over_local": round(s3_seconds / local_seconds, 2),
             "s3_list_requests_per_plan": max(lists),
+            "metastore_calls_per_cold_plan": max(metastore_calls),
             "list_requests_goal": f"<= {partitions} (one per partition location)",
             "per_partition_listing_seconds": round(each_seconds, 3),
             "per_partition_list_requests": each_lists,
