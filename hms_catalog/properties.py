@@ -60,6 +60,7 @@ __all__ = [
     "EVENTS_BATCH_SIZE",
     "EVENTS_POLLING_INTERVAL_MS",
     "EventsConfig",
+    "THRIFT_ACCESS",
     "MetastoreUri",
     "ClientConfig",
     "CacheConfig",
@@ -134,6 +135,12 @@ EVENTS_BATCH_SIZE = "hive.hms_events_batch_size_per_rpc"
 EVENTS_BATCH_SIZE_DEFAULT = 500
 EVENTS_POLLING_INTERVAL_MS = "hive.hms_events_polling_interval_ms"
 EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
+
+# What clients of the service's Hive Metastore thrift endpoint may do with this catalog: read, or also change
+# it (the changes are forwarded to its metastore). Read-only unless the definition grants writes.
+THRIFT_ACCESS = "thrift.access"
+THRIFT_ACCESS_DEFAULT = "read"
+_THRIFT_ACCESS_VALUES = ("read", "write")
 
 THRIFT_PORT_DEFAULT = 9083
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -253,6 +260,11 @@ class CatalogConfig:
     events: EventsConfig = EventsConfig()
     filesystem: FilesystemConfig | None = None  # set for 'type'='filesystem': folders, not a metastore
     storage: StorageConfig | None = None  # how to reach the stores its locations name (None: defaults)
+    thrift_access: str = THRIFT_ACCESS_DEFAULT  # 'read' or 'write': what the thrift endpoint lets clients do
+
+    @property
+    def thrift_writable(self) -> bool:
+        return self.thrift_access == "write"
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> CatalogConfig:
@@ -274,7 +286,8 @@ class CatalogConfig:
         if kind.strip().lower() == FILESYSTEM_TYPE:
             return cls(client=ClientConfig(uris=()), raw=MappingProxyType(dict(props)),
                        caches=CacheConfig.from_properties(props), scan=ScanConfig.from_properties(props),
-                       filesystem=FilesystemConfig.from_properties(props), storage=StorageConfig.from_properties(props))
+                       filesystem=FilesystemConfig.from_properties(props), storage=StorageConfig.from_properties(props),
+                       thrift_access=_thrift_access(props))
         if kind.strip().lower() != CATALOG_TYPE:
             raise ConfigurationError(f"property '{TYPE}' must be '{CATALOG_TYPE}' or '{FILESYSTEM_TYPE}', got '{kind}'")
         if METASTORE_URIS not in props:
@@ -294,7 +307,7 @@ class CatalogConfig:
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),
             scan=ScanConfig.from_properties(props), events=EventsConfig.from_properties(props),
-            storage=StorageConfig.from_properties(props),
+            storage=StorageConfig.from_properties(props), thrift_access=_thrift_access(props),
         )
 
     def check_files(self) -> None:
@@ -321,6 +334,13 @@ def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
             raise ConfigurationError(f"property '{METASTORE_URIS}': entry {position} '{part}' has port {port} out of range")
         uris.append(MetastoreUri(host=match.group("host").strip("[]"), port=port))
     return tuple(uris)
+
+
+def _thrift_access(props: Mapping[str, str]) -> str:
+    value = props.get(THRIFT_ACCESS, THRIFT_ACCESS_DEFAULT).strip().lower()
+    if value not in _THRIFT_ACCESS_VALUES:
+        raise ConfigurationError(f"property '{THRIFT_ACCESS}' must be 'read' or 'write', got '{props[THRIFT_ACCESS]}'")
+    return value
 
 
 def _metastore_catalog(props: Mapping[str, str]) -> str | None:

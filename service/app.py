@@ -10,6 +10,7 @@ different tables run in parallel.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -32,6 +33,7 @@ from service.middleware import BodyLimit, Gate, Measured
 from service.routes import routers
 from service.routes.changes import MAX_WAIT_SECONDS
 from service.state import ServiceState
+from service.thrift import ThriftEndpoint, ThriftSettings
 from service.tokens import NamedToken, TokenTable
 
 __all__ = ["MAX_BODY_BYTES", "MAX_WAIT_SECONDS", "create_app"]
@@ -41,23 +43,32 @@ MAX_BODY_BYTES = 1024 * 1024
 
 def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedToken] = (), stopping: threading.Event | None = None,
                max_body_bytes: int = MAX_BODY_BYTES, companions: Mapping[str, RunningCompanion] | None = None,
-               audit_path: Path | None = None) -> FastAPI:
+               audit_path: Path | None = None, thrift: ThriftSettings | None = None,
+               thrift_listener: socket.socket | None = None) -> FastAPI:
     """The service's application. ``token`` is the admin's (every catalog, and catalog definitions);
     ``tokens`` the named ones (``serve --tokens``). ``stopping`` is set when the server begins to shut down;
     ``companions`` (``serve --spark-connect``) are shown in ``/v1/health`` and run the sessions' SELECTs once
-    ready. Changes are audited to ``audit_path`` (default ``HOME/audit.log``)."""
+    ready. Changes are audited to ``audit_path`` (default ``HOME/audit.log``). ``thrift``: also serve the catalogs
+    as a Hive Metastore (:mod:`service.thrift`) on ``thrift_listener`` (bound by the caller) while the app runs."""
     trail = manager.shared.audit if manager.shared is not None else None
     audit = AuditLog(audit_path if audit_path is not None else manager.store.home / AUDIT_FILE, trail=trail)
     state = ServiceState(manager, audit=audit, stopping=stopping, companions=companions)
+    endpoint = None if thrift is None else ThriftEndpoint(manager, audit, thrift, thrift_listener)
+    if endpoint is not None:
+        state.companions["thrift"] = endpoint  # shown in /v1/health
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(manager.finish_unfinished_commits)  # before the first request is served
         if state.store_follower is not None:
             state.store_follower.start()
+        if endpoint is not None:
+            endpoint.start()
         try:
             yield
         finally:
+            if endpoint is not None:
+                await anyio.to_thread.run_sync(endpoint.stop)
             await anyio.to_thread.run_sync(state.close)
 
     app = FastAPI(title="hms-catalog", version=hms_catalog.__version__, lifespan=lifespan,

@@ -8,6 +8,7 @@ finish (up to a few seconds), ends long polls at once, stops the event followers
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import socket
 import sys
@@ -25,12 +26,17 @@ from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_d
 from service.app import create_app
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
+from service.thrift import ThriftSettings
+from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS
 from service.tokens import NamedToken, load_tokens, stored_tokens
 
 __all__ = ["COMMAND", "ServeCommand"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8181
+THRIFT_PORT_ENV = "HMS_CATALOG_THRIFT_PORT"
+THRIFT_HOST_ENV = "HMS_CATALOG_THRIFT_HOST"
+THRIFT_PRIMARY_ENV = "HMS_CATALOG_THRIFT_PRIMARY"
 GRACE_SECONDS = 5
 KEEP_ALIVE_SECONDS = 60  # clients keep one connection per thread; reopening costs more than keeping it
 
@@ -56,6 +62,7 @@ class ServeCommand:
                 "examples:\n"
                 "  hms-catalog serve                        # http://127.0.0.1:8181, token in ~/.hms-catalog/server.token\n"
                 "  hms-catalog serve --host 0.0.0.0 --port 8443 --tls-cert cert.pem --tls-key key.pem\n"
+                "  hms-catalog serve --thrift-port 9083     # also a Hive Metastore: hive.metastore.uris=thrift://127.0.0.1:9083\n"
                 "  hms-catalog --server http://127.0.0.1:8181 -e \"SHOW CATALOGS\"\n"
                 "  curl -H \"Authorization: Bearer $(cat ~/.hms-catalog/server.token)\" http://127.0.0.1:8181/v1/catalogs"
             ),
@@ -81,15 +88,39 @@ class ServeCommand:
                             help="read the PostgreSQL store's password from PATH (keep it readable by its owner only)")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+        thrift = parser.add_argument_group(
+            "Hive Metastore endpoint",
+            "Serve every catalog of the home over the Hive Metastore thrift API as well, so Spark's and Hive's own "
+            "Hive support, Trino, Impala, Flink and pyiceberg's HiveCatalog use the catalog with one setting "
+            "(hive.metastore.uris). The primary catalog keeps its database names; every other catalog's databases "
+            "appear as <catalog>__<database>. Reads come from the warm caches; changes are forwarded to the owning "
+            "metastore as catalog events, and refused unless the catalog has 'thrift.access'='write'. It does not "
+            "authenticate its clients: keep it on 127.0.0.1 or a trusted network.")
+        thrift.add_argument("--thrift-port", type=int, default=_env_int(THRIFT_PORT_ENV),
+                            help=f"port of the endpoint (off unless given; 0 picks a free one; default ${THRIFT_PORT_ENV})")
+        thrift.add_argument("--thrift-host", default=os.environ.get(THRIFT_HOST_ENV, DEFAULT_HOST),
+                            help=f"address of the endpoint (default ${THRIFT_HOST_ENV}, else {DEFAULT_HOST}: this machine only)")
+        thrift.add_argument("--thrift-primary", default=os.environ.get(THRIFT_PRIMARY_ENV, DEFAULT_PRIMARY), metavar="CATALOG",
+                            help=f"the catalog whose databases keep their names (default ${THRIFT_PRIMARY_ENV}, else "
+                                 f"'{DEFAULT_PRIMARY}')")
+        thrift.add_argument("--thrift-threads", type=int, default=DEFAULT_THREADS,
+                            help=f"clients served at once, one thread each (default {DEFAULT_THREADS})")
         self._companions = companions()
         for companion in self._companions:
             companion.add_arguments(parser)
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
+        thrift = None
+        if args.thrift_port is not None:
+            if args.thrift_threads < 1:
+                print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
+                return 2
+            thrift = ThriftSettings(host=args.thrift_host, port=args.thrift_port, primary=args.thrift_primary,
+                                    threads=args.thrift_threads)
         try:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
-                         store=args.store, store_password_file=args.store_password_file)
+                         store=args.store, store_password_file=args.store_password_file, thrift=thrift)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -113,12 +144,13 @@ class _Server(uvicorn.Server):
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
           tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
           args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
-          store_password_file: Path | None = None) -> int:
+          store_password_file: Path | None = None, thrift: ThriftSettings | None = None) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
     --spark-connect``) start as the parsed ``serve`` options ``args`` ask. ``store``: the catalog store (a
-    PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it.
+    PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it. ``thrift``:
+    also serve the catalogs as a Hive Metastore (``serve --thrift-port``).
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
@@ -138,6 +170,13 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         shared.tokens.replace(stored_tokens(named))  # every replica on this store accepts them from now on
     manager = adopt_manager(CatalogManager(definitions, shared=shared))
     listener = _bind(host, port)
+    thrift_listener = None
+    if thrift is not None:
+        try:
+            thrift_listener = _bind(thrift.host, thrift.port)
+        except BaseException:
+            listener.close()
+            raise
     stopping = threading.Event()
     bound_host, bound_port = listener.getsockname()[:2]
     scheme = "https" if tls_cert else "http"
@@ -154,7 +193,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
             started.stop()
         listener.close()
         raise
-    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running)
+    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift,
+                     thrift_listener=thrift_listener)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
@@ -162,6 +202,11 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     )
     server = _Server(config, stopping)
     print(f"hms-catalog service at {url} for {home} (token in {token_path})", file=sys.stderr, flush=True)
+    if thrift_listener is not None and thrift is not None:
+        thrift_host, thrift_port = thrift_listener.getsockname()[:2]
+        shown = f"[{thrift_host}]" if ":" in thrift_host else thrift_host
+        print(f"hms-catalog thrift endpoint at thrift://{shown}:{thrift_port} (primary catalog {thrift.primary})",
+              file=sys.stderr, flush=True)
     print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'})",
           file=sys.stderr, flush=True)
     # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
@@ -176,6 +221,16 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
             started.stop()
     print("hms-catalog service stopped", file=sys.stderr, flush=True)
     return 0 if server.started else 1
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigurationError(f"${name} must be a port number, got {value!r}") from None
 
 
 def _ignore(sig: int, frame: FrameType | None) -> None:

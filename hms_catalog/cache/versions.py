@@ -97,6 +97,11 @@ class ChangeSource(str, Enum):
     LOAD = "load"
     DDL = "ddl"
     WRITE = "write"
+    THRIFT = "thrift"  # a change a client made through the service's Hive Metastore thrift endpoint
+
+
+# Sources whose change was made (or learnt of from an event) and logged as such, not found by a load.
+_MADE_HERE = frozenset((ChangeSource.EVENT, ChangeSource.DDL, ChangeSource.WRITE, ChangeSource.THRIFT))
 
 
 class Change(NamedTuple):
@@ -259,7 +264,7 @@ class CatalogVersions:
         log it again either."""
         if kind in (ChangeKind.DROPPED, ChangeKind.INVALIDATED, ChangeKind.CHANGED):
             self._cut(obj, tick)
-        logged = elsewhere or source in (ChangeSource.EVENT, ChangeSource.DDL, ChangeSource.WRITE)
+        logged = elsewhere or source in _MADE_HERE
         if logged or kind is ChangeKind.DROPPED:
             self._fingerprints.pop(obj, None)  # gone, or logged already: the next load compares with nothing
         if logged:

@@ -90,6 +90,13 @@ class BorrowedClient:
     def uri(self) -> MetastoreUri:
         return self._connection.uri
 
+    @property
+    def protocols(self) -> tuple[Any, Any]:
+        """The connection's input and output thrift protocols, for a caller that relays a call the bindings do
+        not know (a proxy passing bytes through); it marks the client broken itself if the relay fails."""
+        client = self._connection.client
+        return client._iprot, client._oprot
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._connection.client, name)
         if not callable(method) or name.startswith("_"):

@@ -1,0 +1,168 @@
+"""Changes made through the endpoint: forwarded to the owning metastore and made catalog events.
+
+A change is what the service's own DDL is (:class:`hms_catalog.ddl.DdlContext`): the object's DDL lock
+held, the metastore events it will cause expected (so the event follower does not log them again), the
+call forwarded, the caches of the objects dropped in ``finally``, and on success one change-log entry with
+source ``thrift`` (one version), announced to the home's other processes (long polls and Spark drivers
+follow the change feed), and a line in the audit log naming the client's address and user.
+
+Which calls change what is read from their names, as the metastore names them (``create_``, ``alter_``,
+``drop_``, ``add_``, ...), and their objects from their arguments: the same generic reading the forwarder
+routes by. A catalog is read-only through the endpoint unless its definition grants writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.ddl.context import DdlContext
+from hms_catalog.properties import THRIFT_ACCESS
+from hms_catalog.refresh_log import RefreshRecord
+from service.thrift.arguments import argument_names
+from service.thrift.context import Caller, EndpointContext
+from service.thrift.errors import EndpointRefusal
+from service.thrift.names import Route
+
+__all__ = ["ChangePlan", "is_change", "plan_change", "run_change"]
+
+_CHANGE_PREFIXES = ("create_", "alter_", "drop_", "add_", "append_", "rename_", "exchange_", "truncate_", "update_",
+                    "delete_", "set_aggr_stats_for", "markpartitionforevent", "grant_", "revoke_", "seed_", "remove_",
+                    "set_", "cm_recycle", "fire_listener_event")
+_NOT_CHANGES = frozenset({"set_ugi", "setmetaconf"})  # a connection's own state, not the metastore's
+_TABLE_FIELDS = frozenset({"tbl_name", "tblname", "table_name", "tablename", "name"})
+
+
+def is_change(method: str) -> bool:
+    lowered = method.lower()
+    return lowered not in _NOT_CHANGES and lowered.startswith(_CHANGE_PREFIXES)
+
+
+@dataclass
+class ChangePlan:
+    """What a forwarded change touches: objects to lock and drop from the caches, events it causes, what to log."""
+
+    objects: list[tuple[str, str]] = field(default_factory=list)
+    events: list[tuple[str, str, str, int]] = field(default_factory=list)
+    changes: list[tuple[ChangeKind, CatalogObject]] = field(default_factory=list)
+    summary: str = ""
+
+
+def _tables_in(method: str, args: tuple[Any, ...]) -> list[str]:
+    """Table names in the arguments: a table argument, or the ``tableName``/``tblName`` of the structs given."""
+    found: list[str] = []
+    for name, value in zip(argument_names(method), args, strict=False):
+        lowered = name.lower()
+        if isinstance(value, str):
+            if lowered in _TABLE_FIELDS and not (lowered == "name" and "database" in method.lower()):
+                found.append(value.lower())
+        elif hasattr(value, "thrift_spec") and type(value).__name__ != "Database":
+            for spec in value.thrift_spec:
+                if spec is not None and spec[2].lower() in _TABLE_FIELDS - {"name"}:
+                    text = getattr(value, spec[2], None)
+                    if isinstance(text, str):
+                        found.append(text.lower())
+    return found
+
+
+def _count(method: str, args: tuple[Any, ...]) -> int:
+    """How many partitions a partition call names (the events it causes one per partition)."""
+    for value in args:
+        if isinstance(value, list):
+            return len(value)
+        parts = getattr(value, "parts", None) or getattr(value, "partitions", None)
+        if isinstance(parts, list):
+            return len(parts)
+    return 1
+
+
+def plan_change(method: str, args: tuple[Any, ...], route: Route) -> ChangePlan:
+    lowered = method.lower()
+    database = route.database
+    tables = _tables_in(method, args)
+    table = tables[0] if tables else ""
+    plan = ChangePlan(summary=f"thrift {method} {database}{'.' + table if table else ''}".rstrip())
+    if "database" in lowered:
+        plan.objects = [(database, "")]
+        if lowered.startswith("create_"):
+            plan.events = [("CREATE_DATABASE", database, "", 1)]
+            plan.changes = [(ChangeKind.ADDED, CatalogObject.for_database(database))]
+        elif lowered.startswith("drop_"):
+            plan.events = [("DROP_DATABASE", database, "", 1)]
+            plan.changes = [(ChangeKind.DROPPED, CatalogObject.for_database(database))]
+        else:
+            plan.events = [("ALTER_DATABASE", database, "", 1)] if lowered.startswith("alter_") else []
+            plan.changes = [(ChangeKind.CHANGED, CatalogObject.for_database(database))]
+        return plan
+    if not table:
+        return plan  # functions, roles, grants, tokens: forwarded and audited, nothing the catalog caches
+    plan.objects = [(database, table)]
+    target = CatalogObject.for_table(database, table)
+    if "partition" in lowered:
+        plan.changes = [(ChangeKind.CHANGED, CatalogObject("partitions", database, table))]
+        if lowered.startswith(("add_partition", "append_partition")) and not _if_not_exists(args):
+            plan.events = [("ADD_PARTITION", database, table, 1)]
+        elif lowered in ("drop_partition", "drop_partition_with_environment_context", "drop_partition_by_name",
+                         "drop_partition_by_name_with_environment_context"):
+            plan.events = [("DROP_PARTITION", database, table, 1)]
+        elif lowered in ("alter_partition", "alter_partition_with_environment_context", "rename_partition"):
+            plan.events = [("ALTER_PARTITION", database, table, 1)]
+        elif lowered.startswith("alter_partitions"):
+            plan.events = [("ALTER_PARTITION", database, table, _count(method, args))]
+        return plan
+    if lowered.startswith("create_table"):
+        plan.events = [("CREATE_TABLE", database, table, 1)]
+        plan.changes = [(ChangeKind.ADDED, target)]
+    elif lowered.startswith("drop_table"):
+        plan.events = [("DROP_TABLE", database, table, 1)]
+        plan.changes = [(ChangeKind.DROPPED, target)]
+    elif lowered.startswith("alter_table"):
+        plan.events = [("ALTER_TABLE", database, table, 1)]
+        renamed = _renamed_to(args, database, table)
+        if renamed is not None:
+            plan.objects.append(renamed)
+            plan.changes = [(ChangeKind.DROPPED, target), (ChangeKind.ADDED, CatalogObject.for_table(*renamed))]
+        else:
+            plan.changes = [(ChangeKind.CHANGED, target)]
+    else:
+        plan.changes = [(ChangeKind.CHANGED, target)]
+    return plan
+
+
+def _if_not_exists(args: tuple[Any, ...]) -> bool:
+    """An add that may add nothing writes no event: expecting one would swallow another writer's."""
+    return any(getattr(value, "ifNotExists", False) for value in args)
+
+
+def _renamed_to(args: tuple[Any, ...], database: str, table: str) -> tuple[str, str] | None:
+    new = next((value for value in args if type(value).__name__ == "Table"), None)
+    if new is None or not new.tableName:
+        return None
+    target = ((new.dbName or database).lower(), new.tableName.lower())
+    return None if target == (database, table) else target
+
+
+def run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tuple[Any, ...], route: Route) -> Any:
+    """Forward a change to its catalog's metastore as a catalog event; refused unless the catalog grants writes."""
+    catalog = endpoint.catalog(route)
+    plan = plan_change(method, args, route)
+    token = f"thrift:{caller.user or 'anonymous'}"
+    with endpoint.audit.recording(token, catalog.name, plan.summary, lambda: catalog.versions.current) as entry:
+        entry.extra.update({"client": caller.address, "user": caller.user or None, "via": "thrift"})
+        if not catalog.config.thrift_writable:
+            entry.settle("refused")
+            raise EndpointRefusal(
+                f"catalog '{catalog.name}' is read-only through the thrift endpoint ({method} refused); grant writes with "
+                f"ALTER CATALOG {catalog.name} SET PROPERTIES ('{THRIFT_ACCESS}'='write')")
+
+        def announce(database: str | None, table: str | None) -> None:
+            endpoint.manager.refresh_log.announce(RefreshRecord(catalog.definition.id, database, table))
+
+        context = DdlContext(catalog, announce)
+        with context.changing(plan.objects, events=plan.events, source=ChangeSource.THRIFT) as recorded:
+            answer = endpoint.forwarder.call(method, args, route)
+            recorded.extend(plan.changes)
+        return answer
+
+

@@ -1,0 +1,54 @@
+"""What every connection's handler shares: the catalogs, their federated names, the forwarder, the audit."""
+
+from __future__ import annotations
+
+import copy
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from hms_catalog.manager import CatalogManager
+from hms_catalog.model import ExternalCatalog
+from service.audit import AuditLog
+from service.thrift.arguments import rename_databases
+from service.thrift.forwarder import Forwarder
+from service.thrift.names import FederatedNames, Route
+
+__all__ = ["Caller", "EndpointContext", "LISTING_WAIT_SECONDS"]
+
+# How long get_all_databases waits for a catalog's database names before answering without them (the
+# listing goes on, and its answer is cached for the next call): one stopped metastore must not stall the
+# others' clients (Waggle Dance's issue #73).
+LISTING_WAIT_SECONDS = 1.0
+_T = TypeVar("_T")
+
+
+@dataclass
+class Caller:
+    """One client connection: its address and the user it said it is (``set_ugi``)."""
+
+    address: str
+    user: str = ""
+    groups: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EndpointContext:
+    manager: CatalogManager
+    names: FederatedNames
+    forwarder: Forwarder
+    audit: AuditLog
+    listings: ThreadPoolExecutor
+    listing_wait: float = LISTING_WAIT_SECONDS
+    started: float = field(default_factory=time.time)
+
+    def catalog(self, route: Route) -> ExternalCatalog:
+        return self.manager.catalog(route.catalog)
+
+    def outward(self, route: Route, value: _T) -> _T:
+        """``value`` (a cached struct, shared) in the client's names: itself for the primary, else a copy."""
+        if self.names.is_primary(route.catalog) or value is None:
+            return value
+        renamed: Any = rename_databases(copy.deepcopy(value), lambda database: self.names.external(route.catalog, database))
+        return renamed

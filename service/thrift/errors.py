@@ -1,0 +1,71 @@
+"""The catalog's errors as the metastore's own exceptions, of the kinds each call declares.
+
+The generated processor answers an exception only when the call declares its type (``get_table`` declares
+MetaException and NoSuchObjectException); anything else becomes an anonymous "Internal error". So a
+missing object is a NoSuchObjectException where the call declares one and a MetaException otherwise, and
+every other failure is a MetaException carrying the catalog's message (which never holds a secret).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from hive_metastore import ThriftHiveMetastore
+from thrift.Thrift import TException
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.errors import AlreadyExistsError, HmsCatalogError, NotFoundError
+
+__all__ = ["EndpointRefusal", "declared_exceptions", "metastore_exception", "translated"]
+
+_log = logging.getLogger(__name__)
+_Call = TypeVar("_Call", bound=Callable[..., Any])
+
+
+class EndpointRefusal(HmsCatalogError):
+    """The endpoint will not do what was asked (a change to a read-only catalog, a call it cannot route)."""
+
+
+@functools.cache
+def declared_exceptions(method: str) -> tuple[type[BaseException], ...]:
+    result = getattr(ThriftHiveMetastore, f"{method}_result", None)
+    if result is None:
+        return ()
+    return tuple(field[3][0] for field in result.thrift_spec if field is not None and field[2] != "success")
+
+
+def metastore_exception(method: str, error: BaseException) -> TException:
+    """The exception to answer ``method``'s caller with for ``error``."""
+    declared = declared_exceptions(method)
+    message = str(error) or type(error).__name__
+    if isinstance(error, NotFoundError) and ttypes.NoSuchObjectException in declared:
+        return ttypes.NoSuchObjectException(message=message)
+    if isinstance(error, AlreadyExistsError) and ttypes.AlreadyExistsException in declared:
+        return ttypes.AlreadyExistsException(message=message)
+    if ttypes.MetaException not in declared and declared:
+        return declared[0](message=message)  # type: ignore[call-arg]
+    return ttypes.MetaException(message=message)
+
+
+def translated(method: str) -> Callable[[_Call], _Call]:
+    """Answer the metastore's own exceptions as they are, and the catalog's as :func:`metastore_exception`."""
+
+    def decorate(call: _Call) -> _Call:
+        @functools.wraps(call)
+        def answering(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return call(*args, **kwargs)
+            except TException:
+                raise  # the metastore's own answer (forwarded), or one made here
+            except HmsCatalogError as error:
+                raise metastore_exception(method, error) from error
+            except Exception as error:
+                _log.exception("thrift %s failed", method)
+                raise metastore_exception(method, error) from error
+
+        return answering  # type: ignore[return-value]
+
+    return decorate

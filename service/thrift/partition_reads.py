@@ -1,0 +1,219 @@
+"""Partitions answered from the catalog's partition caches, the ones its planner fills and keeps fresh.
+
+A table's partition names are one cache entry (the planner's), each partition another. Only whole
+partitions are answered from the cache: the planner may have cached a projection (Hive 4 fills only the
+fields planning needs), and a client is owed the metastore's whole object, so a projected entry is fetched
+again whole (by names, in batches) and replaces it.
+
+``get_partitions_by_filter`` is evaluated here against the cached names when the table's names are
+cached and the filter is one :mod:`.partition_filters` evaluates exactly as the metastore would; else the
+metastore evaluates it. ``get_partitions_by_expr`` carries a serialized Hive expression that only Hive's
+own classes read: for a cached table the answer is every partition with ``hasUnknownPartitions`` set,
+which tells the client (Hive) to filter the partitions itself, as the protocol allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.errors import HmsCatalogError, NotFoundError
+from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.model import ExternalCatalog
+from service.thrift.context import Caller, EndpointContext
+from service.thrift.errors import translated
+from service.thrift.names import Route
+from service.thrift.partition_filters import parse_partition_filter
+
+__all__ = ["PartitionReads"]
+
+BATCH = 1000  # partitions asked by names per call, as the planner asks them
+
+
+def _whole(partition: ttypes.Partition | None) -> bool:
+    return partition is not None and partition.dbName is not None and partition.sd is not None and partition.sd.cols is not None
+
+
+def _values(name: str) -> tuple[str, ...]:
+    return tuple(value if value is not None else DEFAULT_PARTITION for _, value in parse_partition_name(name))
+
+
+def _limited(items: Sequence[Any], max_parts: int | None) -> list[Any]:
+    return list(items) if max_parts is None or max_parts < 0 else list(items[:max_parts])
+
+
+class _Partitions:
+    """One table's partitions in one catalog's caches."""
+
+    def __init__(self, catalog: ExternalCatalog, database: str, table: str) -> None:
+        self.catalog = catalog
+        self.database = database
+        self.table = table.lower()
+
+    def key(self, name: str) -> tuple[str, str, str]:
+        return (self.database, self.table, name)
+
+    def names_cached(self) -> bool:
+        return self.catalog.caches.partition_values.peek(self.key("")) is not None
+
+    def names(self) -> tuple[str, ...]:
+        client = self.catalog.client
+        return self.catalog.caches.partition_values.get(
+            self.key(""), lambda: tuple(client.get_partition_names(self.database, self.table)))
+
+    def key_types(self) -> dict[str, str]:
+        table = self.catalog.table(self.database, self.table).thrift
+        return {key.name.lower(): (key.type or "string").lower() for key in table.partitionKeys or ()}
+
+    def objects(self, names: Sequence[str]) -> list[ttypes.Partition]:
+        """The whole partitions named, in that order; absent ones left out."""
+        cache = self.catalog.caches.partitions
+        found: dict[str, ttypes.Partition] = {}
+        missing = []
+        for name in names:
+            cached = cache.peek(self.key(name))
+            if _whole(cached):
+                found[name] = cached
+            else:
+                missing.append(name)
+        ticket = cache.ticket()
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start:start + BATCH]
+            by_values = {tuple(p.values or ()): p for p in self.catalog.client.get_partitions_by_names(self.database, self.table, batch)}
+            for name in batch:
+                partition = by_values.get(_values(name))
+                if partition is not None:
+                    cache.put(self.key(name), partition, ticket=ticket)
+                    found[name] = partition
+        return [found[name] for name in names if name in found]
+
+    def remember(self, partitions: Sequence[ttypes.Partition]) -> None:
+        """Cache whole partitions the metastore answered (a forwarded filter)."""
+        cache = self.catalog.caches.partitions
+        keys = [key.name for key in self.catalog.table(self.database, self.table).thrift.partitionKeys or ()]
+        ticket = cache.ticket()
+        for partition in partitions:
+            cache.put(self.key(make_partition_name(keys, partition.values or [])), partition, ticket=ticket)
+
+
+class PartitionReads:
+    endpoint: EndpointContext
+    caller: Caller
+
+    @translated("get_partition_names")
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        _, partitions = self._partitions(db_name, tbl_name)
+        return _limited(partitions.names(), max_parts)
+
+    @translated("get_partitions")
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[ttypes.Partition]:
+        route, partitions = self._partitions(db_name, tbl_name)
+        return self._answer(route, partitions.objects(_limited(partitions.names(), max_parts)))
+
+    @translated("get_partitions_with_auth")
+    def get_partitions_with_auth(self, db_name: str, tbl_name: str, max_parts: int, user_name: str,
+                                 group_names: list[str]) -> list[ttypes.Partition]:
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    @translated("get_partition_names_ps")
+    def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
+        _, partitions = self._partitions(db_name, tbl_name)
+        return _limited(_matching(partitions.names(), part_vals), max_parts)
+
+    @translated("get_partitions_ps")
+    def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[ttypes.Partition]:
+        route, partitions = self._partitions(db_name, tbl_name)
+        return self._answer(route, partitions.objects(_limited(_matching(partitions.names(), part_vals), max_parts)))
+
+    @translated("get_partitions_ps_with_auth")
+    def get_partitions_ps_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int,
+                                    user_name: str, group_names: list[str]) -> list[ttypes.Partition]:
+        return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
+
+    @translated("get_partition")
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> ttypes.Partition:
+        route, partitions = self._partitions(db_name, tbl_name)
+        keys = list(partitions.key_types())
+        if len(part_vals or ()) != len(keys):
+            raise HmsCatalogError(f"{len(part_vals or ())} partition values given for {len(keys)} partition keys")
+        return self._one(route, partitions, make_partition_name(keys, list(part_vals)))
+
+    @translated("get_partition_with_auth")
+    def get_partition_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], user_name: str,
+                                group_names: list[str]) -> ttypes.Partition:
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    @translated("get_partition_by_name")
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> ttypes.Partition:
+        route, partitions = self._partitions(db_name, tbl_name)
+        return self._one(route, partitions, part_name)
+
+    @translated("get_partitions_by_names")
+    def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[ttypes.Partition]:
+        route, partitions = self._partitions(db_name, tbl_name)
+        return self._answer(route, partitions.objects(list(names or ())))
+
+    @translated("get_partitions_by_names_req")
+    def get_partitions_by_names_req(self, req: Any) -> Any:
+        route, partitions = self._partitions(req.db_name, req.tbl_name, req.catName)
+        return ttypes.GetPartitionsByNamesResult(partitions=self._answer(route, partitions.objects(list(req.names or ()))))
+
+    @translated("get_partitions_by_filter")
+    def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[ttypes.Partition]:
+        route, partitions = self._partitions(db_name, tbl_name)
+        names = self._filtered(partitions, filter)
+        if names is not None:
+            return self._answer(route, partitions.objects(_limited(names, max_parts)))
+        found = partitions.catalog.client.get_partitions_by_filter(route.database, partitions.table, filter, max_parts)
+        partitions.remember(found)
+        return self._answer(route, found)
+
+    @translated("get_num_partitions_by_filter")
+    def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
+        route, partitions = self._partitions(db_name, tbl_name)
+        names = self._filtered(partitions, filter)
+        if names is not None:
+            return len(names)
+        return int(self.endpoint.forwarder.call("get_num_partitions_by_filter", (db_name, tbl_name, filter)))
+
+    @translated("get_partitions_by_expr")
+    def get_partitions_by_expr(self, req: Any) -> Any:
+        route, partitions = self._partitions(req.dbName, req.tblName, req.catName)
+        if not partitions.names_cached():
+            return self.endpoint.forwarder.call("get_partitions_by_expr", (req,))
+        found = partitions.objects(_limited(partitions.names(), req.maxParts))
+        return ttypes.PartitionsByExprResult(partitions=self._answer(route, found), hasUnknownPartitions=True)
+
+    # What they share -----------------------------------------------------------------------------------
+
+    def _partitions(self, database: str, table: str, catalog: str | None = None) -> tuple[Route, _Partitions]:
+        route = self.endpoint.names.route(database, catalog)
+        return route, _Partitions(self.endpoint.catalog(route), route.database, table)
+
+    def _answer(self, route: Route, partitions: list[ttypes.Partition]) -> list[ttypes.Partition]:
+        return [self.endpoint.outward(route, partition) for partition in partitions]
+
+    def _one(self, route: Route, partitions: _Partitions, name: str) -> ttypes.Partition:
+        found = partitions.objects([name])
+        if not found:
+            raise NotFoundError("partition", f"{route.database}.{partitions.table} {name}")
+        return self.endpoint.outward(route, found[0])
+
+    @staticmethod
+    def _filtered(partitions: _Partitions, text: str) -> list[str] | None:
+        """The names ``text`` selects, evaluated here; None when the metastore must evaluate it."""
+        if not partitions.names_cached():
+            return None
+        try:
+            parsed = parse_partition_filter(text, partitions.key_types())
+        except HmsCatalogError:
+            return None
+        return [name for name in partitions.names() if parsed.matches(dict(parse_partition_name(name)))]
+
+
+def _matching(names: Sequence[str], part_vals: Sequence[str]) -> list[str]:
+    """Names whose leading values equal ``part_vals`` ('' matches any value), as get_partitions_ps matches."""
+    wanted = list(part_vals or ())
+    return [name for name in names
+            if all(want == "" or want == have for want, have in zip(wanted, _values(name), strict=False))]

@@ -1,0 +1,193 @@
+"""The thrift server: accepts connections, picks each one's transport, runs the generated processor.
+
+Hive's clients speak the binary protocol over a buffered transport, or a framed one with
+``hive.metastore.thrift.framed.transport.enabled``; a strict binary message begins with the protocol's
+version bytes (0x80 0x01) and a frame with its length, so the first bytes of each connection tell which
+(peeked, not read). A SASL handshake (a Kerberized client) begins with neither and is refused with a log
+line saying so. Each connection is served by one thread of a bounded pool for as long as it stays open,
+as Hive's own TThreadPoolServer does; the pool's size bounds the clients served at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from hive_metastore import ThriftHiveMetastore
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.transport import TSocket, TTransport
+
+from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.manager import CatalogManager
+from service.audit import AuditLog
+from service.thrift.changes import is_change
+from service.thrift.context import LISTING_WAIT_SECONDS, Caller, EndpointContext
+from service.thrift.forwarder import Forwarder
+from service.thrift.handler import ConnectionHandler
+from service.thrift.names import FederatedNames
+from service.thrift.relay import refuse_call, relay_call
+
+__all__ = ["DEFAULT_PRIMARY", "DEFAULT_THREADS", "ThriftEndpoint", "ThriftSettings", "bind"]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_PRIMARY = "hive"
+DEFAULT_THREADS = 64
+_STRICT_BINARY = b"\x80\x01"
+_ACCEPT_POLL_SECONDS = 0.5
+_SASL_STATUSES = frozenset(range(1, 6))  # START, OK, BAD, ERROR, COMPLETE
+
+
+@dataclass(frozen=True)
+class ThriftSettings:
+    host: str = "127.0.0.1"
+    port: int = 9083
+    primary: str = DEFAULT_PRIMARY
+    threads: int = DEFAULT_THREADS
+    listing_wait: float = LISTING_WAIT_SECONDS
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The endpoint's listening socket (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(512)
+    return listener
+
+
+class _Processor(ThriftHiveMetastore.Processor):
+    """The generated processor, relaying calls the bindings lack instead of answering 'Invalid method name'."""
+
+    def __init__(self, handler: ConnectionHandler) -> None:
+        super().__init__(handler)
+        self._endpoint = handler.endpoint
+
+    def process(self, iprot: Any, oprot: Any) -> bool:
+        name, kind, seqid = iprot.readMessageBegin()
+        known = self._processMap.get(name)
+        if known is not None:
+            known(self, seqid, iprot, oprot)
+            return True
+        if is_change(name):
+            refuse_call(name, seqid, iprot, oprot, f"{name}: a change the catalog endpoint does not know; make it on the "
+                                                   "metastore directly")
+            return True
+        primary = self._endpoint.manager.catalog(self._endpoint.names.primary).client
+        if not isinstance(primary, MetastoreClient):
+            refuse_call(name, seqid, iprot, oprot, f"{name}: unknown to the endpoint, and its primary catalog has no metastore")
+            return True
+        relay_call(primary, name, kind, seqid, iprot, oprot)
+        return True
+
+
+class ThriftEndpoint:
+    """The ThriftHiveMetastore server of one service process, on its catalog manager."""
+
+    def __init__(self, manager: CatalogManager, audit: AuditLog, settings: ThriftSettings,
+                 listener: socket.socket | None = None) -> None:
+        self.settings = settings
+        self.listener = listener if listener is not None else bind(settings.host, settings.port)
+        names = FederatedNames(settings.primary, lambda: [d.name for d in manager.definitions()])
+        self.context = EndpointContext(manager, names, Forwarder(manager, names), audit,
+                                       ThreadPoolExecutor(max_workers=8, thread_name_prefix="thrift-listing"),
+                                       listing_wait=settings.listing_wait)
+        self._workers = ThreadPoolExecutor(max_workers=settings.threads, thread_name_prefix="thrift-conn")
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._acceptor = threading.Thread(target=self._accept, name="thrift-accept", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.listener.getsockname()[:2]
+        return host, port
+
+    @property
+    def uri(self) -> str:
+        host, port = self.address
+        return f"thrift://{f'[{host}]' if ':' in host else host}:{port}"
+
+    def health(self) -> dict[str, Any]:
+        with self._lock:
+            open_connections = len(self._connections)
+        return {"uri": self.uri, "primary": self.settings.primary, "connections": open_connections,
+                "threads": self.settings.threads}
+
+    def engine_options(self) -> dict[str, str]:
+        return {}
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._acceptor.is_alive()
+
+    def start(self) -> ThriftEndpoint:
+        self.listener.settimeout(_ACCEPT_POLL_SECONDS)
+        self._acceptor.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, close open connections, wait for their threads."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        if self._acceptor.is_alive():
+            self._acceptor.join()
+        self.listener.close()
+        with self._lock:
+            open_connections = list(self._connections)
+        for connection in open_connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        self._workers.shutdown(wait=True)
+        self.context.listings.shutdown(wait=False, cancel_futures=True)
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                connection, address = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stopping.is_set():
+                    return
+                raise
+            connection.settimeout(None)
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._connections.add(connection)
+            self._workers.submit(self._serve, connection, f"{address[0]}:{address[1]}")
+
+    def _serve(self, connection: socket.socket, address: str) -> None:
+        try:
+            first = connection.recv(2, socket.MSG_PEEK)
+            if not first:
+                return
+            handle = TSocket.TSocket()
+            handle.handle = connection
+            transport: Any
+            if first == _STRICT_BINARY:
+                transport = TTransport.TBufferedTransport(handle)
+            elif first[0] in _SASL_STATUSES:  # a frame's length begins with 0 below 16 MiB; SASL with its status
+                _log.warning("thrift client %s began a SASL handshake: this endpoint speaks plain thrift only", address)
+                return
+            else:
+                transport = TTransport.TFramedTransport(handle)
+            protocol = TBinaryProtocolAccelerated(transport)
+            processor = _Processor(ConnectionHandler(self.context, Caller(address)))
+            while not self._stopping.is_set():
+                processor.process(protocol, protocol)
+        except (TTransport.TTransportException, EOFError, ConnectionError, OSError):
+            pass  # the client went away (or the endpoint is stopping)
+        except Exception:  # noqa: BLE001 - one connection's failure is logged; the server goes on
+            _log.exception("thrift connection from %s failed", address)
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+            with contextlib.suppress(OSError):
+                connection.close()
