@@ -47,12 +47,14 @@ TESTED = {
     "storage_s3.sql": "test_storage_s3_sql_runs_against_a_real_s3_endpoint",
     "storage_hadoop.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
     "storage_cloud.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
+    "thrift_pyiceberg.py": "test_thrift_pyiceberg_py_reads_through_the_services_metastore_endpoint",
 }
 EXAMPLE_S3 = "http://127.0.0.1:9000"  # the MinIO the storage examples name; replaced by the test's moto server
 INCLUDE = re.compile(r'^\s*-{2,}8<-{2,}\s+"([^"]+)"\s*$', re.M)
 FENCE = re.compile(r"^```(python|sql)\n(.*?)^```", re.M | re.S)
 # Pages whose Python is not run yet, and why: each needs a SparkSession of its own, which costs a JVM.
-NOT_YET_EXAMPLES = {"pyspark.md": "a SparkSession with the hms source", "spark-connector.md": "Spark and the connector's jar"}
+NOT_YET_EXAMPLES = {"pyspark.md": "a SparkSession with the hms source", "spark-connector.md": "Spark and the connector's jar",
+                    "thrift-endpoint.md": "a SparkSession with Hive support on the service's thrift endpoint"}
 SERVER_COMMAND = re.compile(r'^\$ hms-catalog --server (\S+) -e "([^"]+)"', re.M)
 
 
@@ -221,6 +223,19 @@ def test_service_client_py_and_the_service_page_commands_run(prod_home: Path) ->
             run = _cli(prod_home, "--server", server.url, "-e", statement)
             assert run.returncode == 0, f"{statement}:\n{run.stdout}\n{run.stderr}"
             assert "rows in set" in run.stdout or "row in set" in run.stdout, run.stdout
+
+
+def test_thrift_pyiceberg_py_reads_through_the_services_metastore_endpoint(prod_home: Path) -> None:
+    """The thrift endpoint page's pyiceberg example, on ``serve --thrift-port`` with prod as the primary."""
+    with served(prod_home, "--thrift-port", "0", "--thrift-primary", "prod") as server:
+        health = server.request("GET", "/v1/health", token=None)
+        assert health.status == 200, health
+        endpoint = health.json()["thrift"]["uri"]
+        example = _example("thrift_pyiceberg.py", prod_home.parent, **{EXAMPLE_URI: endpoint})
+        shown = _run_python(example, prod_home).splitlines()
+    assert "('sales',)" in shown[0], shown  # prod is the primary: its databases keep their names
+    assert shown[1].rstrip("/").endswith("sales.db"), shown
+    assert shown[2] == "[]", shown  # pyiceberg lists Iceberg tables only
 
 
 def test_embedded_metastore_py_starts_and_stops_a_metastore(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
     "api": ("REST API", "The OpenAPI document", "Endpoints", "Errors"),
     "console": ("The web console", "Opening it", "What each view shows", "Read-only tokens"),
     "replicas": ("Replicas on a shared store",),
+    "thrift-endpoint": ("The service as a Hive Metastore", "Federation: one metastore over many catalogs",
+                        "Security", "Configuring clients", "Measured"),
     "kerberos": ("Kerberos",),
     "metastore-versions": ("Metastore versions",),
     "security": ("Security", "Secrets"),
