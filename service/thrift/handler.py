@@ -58,6 +58,28 @@ class ConnectionHandler(TableReads, PartitionReads):
     def getCounters(self) -> dict[str, int]:  # noqa: N802
         return {}
 
+    def shutdown(self) -> None:
+        """Hive's client says this as it closes (HiveMetaStoreClient.close): it ends that client's connection
+        only; no client stops the service."""
+
+    def reinitialize(self) -> None:
+        """fb303's reinitialize: nothing to do."""
+
+    def getCounter(self, key: str) -> int:  # noqa: N802
+        return 0
+
+    def getOptions(self) -> dict[str, str]:  # noqa: N802
+        return {}
+
+    def getOption(self, key: str) -> str:  # noqa: N802
+        return ""
+
+    def setOption(self, key: str, value: str) -> None:  # noqa: N802
+        """Options of the service are its own configuration; a client may not set them."""
+
+    def getCpuProfile(self, profileDurationInSec: int) -> str:  # noqa: N802, N803
+        return ""
+
     @translated("get_config_value")
     def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803 - the binding's argument name
         return str(self.endpoint.forwarder.call("get_config_value", (name, defaultValue)))

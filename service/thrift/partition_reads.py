@@ -156,7 +156,8 @@ class PartitionReads:
 
     @translated("get_partitions_by_names_req")
     def get_partitions_by_names_req(self, req: Any) -> Any:
-        route, partitions = self._partitions(req.db_name, req.tbl_name, req.catName)
+        # The request has no catName (Hive 4 names the catalog as '@cat#db' in db_name, which routes alike).
+        route, partitions = self._partitions(req.db_name, req.tbl_name)
         return ttypes.GetPartitionsByNamesResult(partitions=self._answer(route, partitions.objects(list(req.names or ()))))
 
     @translated("get_partitions_by_filter")
@@ -207,9 +208,10 @@ class PartitionReads:
             return None
         try:
             parsed = parse_partition_filter(text, partitions.key_types())
+            # matches() too may find a value whose answer depends on the metastore's database: then it decides
+            return [name for name in partitions.names() if parsed.matches(dict(parse_partition_name(name)))]
         except HmsCatalogError:
             return None
-        return [name for name in partitions.names() if parsed.matches(dict(parse_partition_name(name)))]
 
 
 def _matching(names: Sequence[str], part_vals: Sequence[str]) -> list[str]:
