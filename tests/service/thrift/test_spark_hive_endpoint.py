@@ -54,6 +54,8 @@ def through(tmp_path_factory: pytest.TempPathFactory, metastore: Any, spark: Any
     home = root / "home"
     home.mkdir()
     endpoint = Endpoint(home, metastore.uri)
+    _write_lake(root / "lake")
+    endpoint.manager.create("lake", {"type": "filesystem", "root": (root / "lake").as_uri()})
     client = SparkHiveClient(endpoint.endpoint.uri, Path(metastore.warehouse), root / "spark",
                              {"spark.hadoop.hive.exec.dynamic.partition.mode": "nonstrict"})
     try:
@@ -63,6 +65,29 @@ def through(tmp_path_factory: pytest.TempPathFactory, metastore: Any, spark: Any
         endpoint.close()
         spark.sql(f"DROP DATABASE IF EXISTS {database} CASCADE")
         spark.sql(f"DROP DATABASE IF EXISTS {other} CASCADE")
+
+
+def _write_lake(root: Path) -> None:
+    """A folder lake as writers leave one: Hive-style partition folders of Parquet, a CSV file with a header."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for day, ids in (("2024-01-01", [1, 2]), ("2024-01-02", [3])):
+        folder = root / "raw" / "events" / f"day={day}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "kind": [f"k{i}" for i in ids]}), folder / "part-0.parquet")
+    people = root / "raw" / "people"
+    people.mkdir(parents=True)
+    (people / "people.csv").write_text("id,name\n1,Ada\n2,Grace\n")
+
+
+def test_a_folder_catalog_s_tables_read_in_spark_s_own_hive_support(through: _Through) -> None:
+    assert "lake__raw" in {row[0] for row in through.spark.sql("SHOW DATABASES")}
+    assert {row[1] for row in through.spark.sql("SHOW TABLES IN lake__raw")} >= {"events", "people"}
+    rows = through.spark.sql("SELECT id, kind, CAST(day AS STRING) FROM lake__raw.events WHERE day = DATE '2024-01-02'")
+    assert _strings(rows) == [("3", "k3", "2024-01-02")]
+    assert _strings(through.spark.sql("SELECT count(*) FROM lake__raw.events")) == [("3",)]
+    assert _strings(through.spark.sql("SELECT id, name FROM lake__raw.people ORDER BY id")) == [("1", "Ada"), ("2", "Grace")]
 
 
 def test_spark_lists_the_databases_of_both_catalogs(through: _Through) -> None:
