@@ -45,6 +45,7 @@ ifeq ($(STORE),s3)
 else
 	$(BIN)/python -m hms_catalog.demo --dir $(DEMO_DIR)
 	$(BIN)/python -m spark_connector.demo --dir $(DEMO_DIR)
+	$(BIN)/python -m service.thrift.demo --dir $(DEMO_DIR)
 endif
 
 # ruff and mypy are pinned in the dev extra, so a new release cannot turn this red on its own.
