@@ -76,7 +76,8 @@ class TableReads:
     @translated("get_table_objects_by_name_req")
     def get_table_objects_by_name_req(self, req: Any) -> Any:
         route = self.endpoint.names.route(req.dbName, req.catName)
-        names = req.tblNames if req.tblNames is not None else self.get_all_tables(req.dbName)
+        # all of them when none are named: listed in the routed catalog (get_all_tables(dbName) would drop catName)
+        names = req.tblNames if req.tblNames is not None else list(self.endpoint.catalog(route).database(route.database).table_names())
         return ttypes.GetTablesResult(tables=self._tables(route, names))
 
     @translated("get_table_meta")

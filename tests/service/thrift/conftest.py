@@ -61,3 +61,11 @@ def endpoint(home: Path, metastore_uri: str, refused_uri: str) -> Iterator[Endpo
     opened = Endpoint(home, metastore_uri, refused_uri=refused_uri)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def direct(metastore_uri: str) -> Iterator[MetastoreThriftClient]:
+    """The generated client on the metastore itself, to compare the endpoint's answers with its own."""
+    port = int(metastore_uri.rsplit(":", 1)[1])
+    with thrift_client(port) as client:
+        yield client
