@@ -10,6 +10,8 @@ means the primary. Names are lower-cased, as the metastore stores them.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -20,6 +22,9 @@ _CATALOG_MARKER = "@"
 _CATALOG_SEPARATOR = "#"
 _EMPTY_DATABASE = "!"  # Hive's DB_EMPTY_MARKER: a catalog named with no database
 HIVE_DEFAULT_CATALOG = "hive"
+# Every call routes by the catalogs' names; reading them from the store once a second, not once a call, makes
+# a catalog created or dropped a second late to the endpoint and keeps the store out of every warm answer.
+NAMES_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -33,14 +38,25 @@ class Route:
 class FederatedNames:
     """``catalogs``: the names of the catalogs served (read at each call: catalogs come and go)."""
 
-    def __init__(self, primary: str, catalogs: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, primary: str, catalogs: Callable[[], Iterable[str]], *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.primary = primary.lower()
         self._catalogs = catalogs
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._known: tuple[float, list[str]] | None = None
 
     def catalogs(self) -> list[str]:
         """The primary first, then the others by name."""
+        now = self._clock()
+        with self._lock:
+            if self._known is not None and now - self._known[0] < NAMES_SECONDS:
+                return self._known[1]
         names = {name.lower() for name in self._catalogs()}
-        return ([self.primary] if self.primary in names else []) + sorted(names - {self.primary})
+        ordered = ([self.primary] if self.primary in names else []) + sorted(names - {self.primary})
+        with self._lock:
+            self._known = (now, ordered)
+        return ordered
 
     def route(self, database: str | None, catalog: str | None = None) -> Route:
         """Whose ``database`` (as a client names it) is; ``catalog``: the request's catName, if any."""
