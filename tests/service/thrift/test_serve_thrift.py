@@ -1,0 +1,69 @@
+"""``hms-catalog serve --thrift-port``: the endpoint in the service process, on the catalogs the REST API serves.
+
+A change made through the endpoint is a change of the service's own catalog: a long poll of the REST change
+feed wakes with it (source ``thrift``), the audit log has its line with the client's address and user, and
+``/v1/health`` says where the endpoint is. A Spark driver following the feed sees what a long poll sees.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.manager import CatalogManager
+from hms_catalog.state import open_definitions
+from tests.service.test_freshness import LongPoll
+from tests.service.thrift.conftest import thrift_client
+from tests.support.hms import storage
+from tests.support.service import served
+
+
+def _define(home: Path, metastore_uri: str) -> None:
+    manager = CatalogManager(open_definitions(home, None))
+    try:
+        manager.create("hive", {"type": "hms", "hive.metastore.uris": metastore_uri, "thrift.access": "write"})
+    finally:
+        manager.close()
+
+
+def test_a_change_through_the_endpoint_wakes_the_change_feed_and_is_audited(home: Path, metastore_uri: str,
+                                                                             unique_name: str, tmp_path: Path) -> None:
+    _define(home, metastore_uri)
+    with served(home, "--thrift-port", "0") as server:
+        health: dict[str, Any] = server.request("GET", "/v1/health").json()
+        uri = health["thrift"]["uri"]
+        assert uri.startswith("thrift://127.0.0.1:") and health["thrift"]["primary"] == "hive"
+        assert any(line.startswith(f"hms-catalog thrift endpoint at {uri} ") for line in server.stderr().splitlines())
+        api = server.client()
+        since = int(api.changes("hive", since=0)["current"])
+        poll = LongPoll(server, "hive", since)
+        assert poll.waiting()
+        port = urlsplit(uri).port or 0
+        with thrift_client(port) as client:
+            client.set_ugi("etl-user", ["etl"])
+            client.create_database(ttypes.Database(name=unique_name, locationUri=(tmp_path / unique_name).as_uri(),
+                                                   parameters={}))
+            table = ttypes.Table(tableName="t", dbName=unique_name, owner="etl-user", tableType="EXTERNAL_TABLE",
+                                 sd=storage([("id", "int")], (tmp_path / unique_name / "t").as_uri()),
+                                 partitionKeys=[], parameters={"EXTERNAL": "TRUE"})
+            client.create_table(table)
+            assert client.get_table(unique_name, "t").sd.cols[0].name == "id"
+            client.drop_table(unique_name, "t", True)
+            client.drop_database(unique_name, True, True)
+        woke = poll.answer(within=30)
+        assert {"kind": "added", "object": f"database {unique_name}", "source": "thrift"} in [
+            {key: change[key] for key in ("kind", "object", "source")} for change in woke["changes"]], woke
+        logged = [(c["kind"], c["object"], c["source"]) for c in api.changes("hive", since=since)["changes"]]
+        api.close()
+        assert logged == [("added", f"database {unique_name}", "thrift"), ("added", f"table {unique_name}.t", "thrift"),
+                          ("dropped", f"table {unique_name}.t", "thrift"), ("dropped", f"database {unique_name}", "thrift")]
+    lines = [json.loads(line) for line in (home / "audit.log").read_text().splitlines()]
+    thrift_lines = [line for line in lines if line.get("via") == "thrift"]
+    assert [line["statement"] for line in thrift_lines] == [
+        f"thrift create_database {unique_name}", f"thrift create_table {unique_name}.t",
+        f"thrift drop_table {unique_name}.t", f"thrift drop_database {unique_name}"]
+    assert all(line["user"] == "etl-user" and line["client"].startswith("127.0.0.1:") and line["outcome"] == "ok"
+               for line in thrift_lines), thrift_lines
