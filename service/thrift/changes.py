@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from thrift.Thrift import TException
+
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.properties import THRIFT_ACCESS
@@ -23,7 +25,7 @@ from hms_catalog.refresh_log import RefreshRecord
 from service.thrift.arguments import argument_names
 from service.thrift.context import Caller, EndpointContext
 from service.thrift.errors import EndpointRefusal
-from service.thrift.names import Route
+from service.thrift.names import FederatedNames, Route
 
 __all__ = ["ChangePlan", "is_change", "plan_change", "run_change"]
 
@@ -50,19 +52,29 @@ class ChangePlan:
 
 
 def _tables_in(method: str, args: tuple[Any, ...]) -> list[str]:
-    """Table names in the arguments: a table argument, or the ``tableName``/``tblName`` of the structs given."""
+    """Table names in the arguments: a table argument, or the ``tableName``/``tblName`` of the structs given,
+    alone or in a list (``add_partitions`` takes only a list of partitions)."""
     found: list[str] = []
     for name, value in zip(argument_names(method), args, strict=False):
         lowered = name.lower()
         if isinstance(value, str):
             if lowered in _TABLE_FIELDS and not (lowered == "name" and "database" in method.lower()):
                 found.append(value.lower())
-        elif hasattr(value, "thrift_spec") and type(value).__name__ != "Database":
-            for spec in value.thrift_spec:
-                if spec is not None and spec[2].lower() in _TABLE_FIELDS - {"name"}:
-                    text = getattr(value, spec[2], None)
-                    if isinstance(text, str):
-                        found.append(text.lower())
+        else:
+            for struct in value if isinstance(value, list) else [value]:
+                found.extend(_struct_tables(struct))
+    return found
+
+
+def _struct_tables(value: Any) -> list[str]:
+    if not hasattr(value, "thrift_spec") or type(value).__name__ == "Database":
+        return []
+    found = []
+    for spec in value.thrift_spec:
+        if spec is not None and spec[2].lower() in _TABLE_FIELDS - {"name"}:
+            text = getattr(value, spec[2], None)
+            if isinstance(text, str):
+                found.append(text.lower())
     return found
 
 
@@ -77,7 +89,8 @@ def _count(method: str, args: tuple[Any, ...]) -> int:
     return 1
 
 
-def plan_change(method: str, args: tuple[Any, ...], route: Route) -> ChangePlan:
+def plan_change(method: str, args: tuple[Any, ...], route: Route, names: FederatedNames | None = None) -> ChangePlan:
+    """``names``: how the client's database names map to the catalogs' (a federated table struct's ``dbName``)."""
     lowered = method.lower()
     database = route.database
     tables = _tables_in(method, args)
@@ -110,6 +123,8 @@ def plan_change(method: str, args: tuple[Any, ...], route: Route) -> ChangePlan:
             plan.events = [("ALTER_PARTITION", database, table, 1)]
         elif lowered.startswith("alter_partitions"):
             plan.events = [("ALTER_PARTITION", database, table, _count(method, args))]
+        elif lowered == "drop_partitions_req":
+            plan.events = _dropped_by_name(args, database, table)
         return plan
     if lowered.startswith("create_table"):
         plan.events = [("CREATE_TABLE", database, table, 1)]
@@ -119,7 +134,7 @@ def plan_change(method: str, args: tuple[Any, ...], route: Route) -> ChangePlan:
         plan.changes = [(ChangeKind.DROPPED, target)]
     elif lowered.startswith("alter_table"):
         plan.events = [("ALTER_TABLE", database, table, 1)]
-        renamed = _renamed_to(args, database, table)
+        renamed = _renamed_to(args, database, table, route, names)
         if renamed is not None:
             plan.objects.append(renamed)
             plan.changes = [(ChangeKind.DROPPED, target), (ChangeKind.ADDED, CatalogObject.for_table(*renamed))]
@@ -135,18 +150,55 @@ def _if_not_exists(args: tuple[Any, ...]) -> bool:
     return any(getattr(value, "ifNotExists", False) for value in args)
 
 
-def _renamed_to(args: tuple[Any, ...], database: str, table: str) -> tuple[str, str] | None:
+def _dropped_by_name(args: tuple[Any, ...], database: str, table: str) -> list[tuple[str, str, str, int]]:
+    """A drop of partitions named one by one causes an event each. Partitions chosen by expression, or named
+    with ``ifExists`` (some may be absent), cause a number unknown before the call: nothing is expected then,
+    as an expectation no event meets would swallow another writer's event."""
+    request = args[0] if args else None
+    names = getattr(getattr(request, "parts", None), "names", None)
+    if not names or getattr(request, "ifExists", True):
+        return []
+    return [("DROP_PARTITION", database, table, len(names))]
+
+
+def _renamed_to(args: tuple[Any, ...], database: str, table: str, route: Route,
+                names: FederatedNames | None) -> tuple[str, str] | None:
+    """The new name of an altered table, None if it keeps its name. The new struct's ``dbName`` is the client's
+    name (``other__db`` for database ``db`` of catalog ``other``), read back into the catalog's own."""
     new = next((value for value in args if type(value).__name__ == "Table"), None)
     if new is None or not new.tableName:
         return None
-    target = ((new.dbName or database).lower(), new.tableName.lower())
+    new_database = (new.dbName or database).lower()
+    if names is not None and new.dbName:
+        routed = names.route(new.dbName, getattr(new, "catName", None))
+        new_database = routed.database if routed.catalog == route.catalog else names.unprefixed(route.catalog, new_database)
+    target = (new_database, new.tableName.lower())
     return None if target == (database, table) else target
+
+
+class _MetastoreAnswer(Exception):
+    """Carries the metastore's own exception out through the change's context managers.
+
+    The generated exceptions are immutable, and ``contextlib`` sets ``__traceback__`` on an exception that
+    leaves a ``@contextmanager`` block: the metastore's AlreadyExistsException would become a TypeError
+    (and the client a MetaException). Wrapped, it passes; it is raised as it came once outside."""
+
+    def __init__(self, answer: TException) -> None:
+        super().__init__(f"{type(answer).__name__}: {getattr(answer, 'message', None) or ''}".rstrip(": "))
+        self.answer = answer
 
 
 def run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tuple[Any, ...], route: Route) -> Any:
     """Forward a change to its catalog's metastore as a catalog event; refused unless the catalog grants writes."""
+    try:
+        return _run_change(endpoint, caller, method, args, route)
+    except _MetastoreAnswer as wrapped:
+        raise wrapped.answer from None
+
+
+def _run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tuple[Any, ...], route: Route) -> Any:
     catalog = endpoint.catalog(route)
-    plan = plan_change(method, args, route)
+    plan = plan_change(method, args, route, endpoint.names)
     token = f"thrift:{caller.user or 'anonymous'}"
     with endpoint.audit.recording(token, catalog.name, plan.summary, lambda: catalog.versions.current) as entry:
         entry.extra.update({"client": caller.address, "user": caller.user or None, "via": "thrift"})
@@ -161,8 +213,9 @@ def run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tup
 
         context = DdlContext(catalog, announce)
         with context.changing(plan.objects, events=plan.events, source=ChangeSource.THRIFT) as recorded:
-            answer = endpoint.forwarder.call(method, args, route)
+            try:
+                answer = endpoint.forwarder.call(method, args, route)
+            except TException as error:
+                raise _MetastoreAnswer(error) from None
             recorded.extend(plan.changes)
         return answer
-
-

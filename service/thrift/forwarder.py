@@ -8,7 +8,9 @@ failures, failed over across its URIs, as the catalog's own calls), and the answ
 Transaction and lock ids name no database. The ids a metastore hands out through the endpoint are
 remembered with the catalog that issued them, so ``check_lock``, ``unlock``, ``commit_txn`` and heartbeats
 reach it; an id that is not remembered goes to the primary, as a client of the primary metastore alone
-would. A call whose names and ids belong to two catalogs cannot be one metastore's call and is refused.
+would. Transaction ids and lock ids are two sequences of a metastore (lock 7 and transaction 7 may be two
+catalogs'), so each is remembered as what it is. A call whose names and ids belong to two catalogs
+cannot be one metastore's call and is refused.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from service.thrift.names import FederatedNames, Route
 
 __all__ = ["Forwarder"]
 
-_ID_FIELDS = frozenset({"txnid", "lockid", "txn_ids", "txnids", "txnid_list"})
+# Argument and struct fields holding ids, and which kind of id each holds.
+_ID_FIELDS = {"txnid": "txn", "txn_ids": "txn", "txnids": "txn", "txnid_list": "txn", "lockid": "lock"}
 _REMEMBERED_IDS = 100_000
 
 
@@ -35,7 +38,7 @@ class Forwarder:
     def __init__(self, manager: CatalogManager, names: FederatedNames) -> None:
         self.manager = manager
         self.names = names
-        self._owners: OrderedDict[int, str] = OrderedDict()  # transaction and lock ids -> catalog
+        self._owners: OrderedDict[tuple[str, int], str] = OrderedDict()  # ("txn"|"lock", id) -> catalog
         self._lock = threading.Lock()
 
     def route_of(self, method: str, args: tuple[Any, ...]) -> Route:
@@ -82,11 +85,11 @@ class Forwarder:
         return inward
 
     def _remember(self, method: str, answer: Any, catalog: str) -> None:
-        ids: list[int] = []
+        ids: list[tuple[str, int]] = []
         if method == "open_txns" and answer is not None:
-            ids = list(answer.txn_ids or ())
+            ids = [("txn", each) for each in answer.txn_ids or ()]
         elif method == "lock" and answer is not None and answer.lockid is not None:
-            ids = [answer.lockid]
+            ids = [("lock", answer.lockid)]
         if not ids:
             return
         with self._lock:
@@ -97,17 +100,18 @@ class Forwarder:
                 self._owners.popitem(last=False)
 
 
-def _ids_in(method: str, args: tuple[Any, ...]) -> list[int]:
-    """Transaction and lock ids in the arguments (top-level and one struct deep)."""
-    found: list[int] = []
+def _ids_in(method: str, args: tuple[Any, ...]) -> list[tuple[str, int]]:
+    """Transaction and lock ids in the arguments (top-level and one struct deep), each with its kind."""
+    found: list[tuple[str, int]] = []
 
     def take(name: str, value: Any) -> None:
-        if name.lower() not in _ID_FIELDS or value is None:
+        kind = _ID_FIELDS.get(name.lower())
+        if kind is None or value is None:
             return
         if isinstance(value, int) and not isinstance(value, bool):
-            found.append(value)
+            found.append((kind, value))
         elif isinstance(value, (list, tuple, set)):
-            found.extend(each for each in value if isinstance(each, int))
+            found.extend((kind, each) for each in value if isinstance(each, int))
 
     for name, value in zip(argument_names(method), args, strict=False):
         take(name, value)
