@@ -14,13 +14,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.access import Principal
 from service.errors import error_response
+from service.iceberg_rest.auth import IssuedTokens
+from service.iceberg_rest.errors import error_model
 from service.metrics import RequestMetrics
 from service.tokens import TokenTable
 
-__all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "principal_of"]
+__all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "TOKEN_EXCHANGE", "principal_of"]
 
 PRINCIPAL = "hms_catalog.principal"  # the scope key under which the gate leaves whose token a request carries
-_OPEN_PATHS = frozenset({"/v1/health"})
+TOKEN_EXCHANGE = "hms_catalog.token_exchange"  # the key under which the Iceberg OAuth endpoint finds (tokens, issued)
+_ICEBERG = "/iceberg/"
+_OAUTH_PATH = "/iceberg/v1/oauth/tokens"  # the Iceberg client-credentials exchange: credentials, not a bearer token
+_OPEN_PATHS = frozenset({"/v1/health", _OAUTH_PATH})
 _DRAIN_BYTES = 16 * 1024 * 1024  # the most of an oversized body read and dropped before answering 413
 
 
@@ -32,18 +37,29 @@ def principal_of(request: Request) -> Principal:
 
 
 class Gate:
-    """Refuses requests without a known bearer token (401); leaves the token's principal in the scope."""
+    """Refuses requests without a known bearer token (401); leaves the token's principal in the scope.
 
-    def __init__(self, app: ASGIApp, tokens: TokenTable) -> None:
+    Under ``/iceberg`` the tokens the Iceberg OAuth exchange issued (``issued``) are known too, and a refusal
+    is in the Iceberg spec's error model."""
+
+    def __init__(self, app: ASGIApp, tokens: TokenTable, issued: IssuedTokens | None = None) -> None:
         self.app = app
         self.tokens = tokens
+        self.issued = issued if issued is not None else IssuedTokens()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
+        if scope["type"] == "http" and scope["path"] == _OAUTH_PATH:
+            scope[TOKEN_EXCHANGE] = (self.tokens, self.issued)
+        elif scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
             header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            iceberg = scope["path"].startswith(_ICEBERG)
             principal = self.tokens.principal(header)
+            if principal is None and iceberg:
+                principal = self.issued.principal(header)
             if principal is None:
-                refused = error_response(401, "Unauthorized", "a valid 'Authorization: Bearer <token>' header is required")
+                message = "a valid 'Authorization: Bearer <token>' header is required"
+                refused = error_model(401, "NotAuthorizedException", message, head=scope["method"] == "HEAD") if iceberg \
+                    else error_response(401, "Unauthorized", message)
                 await refused(scope, receive, send)
                 return
             scope[PRINCIPAL] = principal

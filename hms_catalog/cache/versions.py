@@ -98,10 +98,12 @@ class ChangeSource(str, Enum):
     DDL = "ddl"
     WRITE = "write"
     THRIFT = "thrift"  # a change a client made through the service's Hive Metastore thrift endpoint
+    ICEBERG_REST = "iceberg-rest"  # a change a client made through the service's Iceberg REST catalog endpoint
 
 
 # Sources whose change was made (or learnt of from an event) and logged as such, not found by a load.
-_MADE_HERE = frozenset((ChangeSource.EVENT, ChangeSource.DDL, ChangeSource.WRITE, ChangeSource.THRIFT))
+_MADE_HERE = frozenset((ChangeSource.EVENT, ChangeSource.DDL, ChangeSource.WRITE, ChangeSource.THRIFT,
+                        ChangeSource.ICEBERG_REST))
 
 
 class Change(NamedTuple):

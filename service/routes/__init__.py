@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from service.iceberg_rest import router as iceberg_rest
 from service.routes import browse, catalogs, changes, ddl, health, partitions, principal, statements, storage, writes
 from service.state import ServiceState
 
@@ -12,4 +13,4 @@ __all__ = ["routers"]
 
 def routers(state: ServiceState) -> list[APIRouter]:
     return [module.router(state) for module in (health, principal, catalogs, browse, changes, statements, ddl, partitions, writes,
-                                                   storage)]
+                                                   storage, iceberg_rest)]

@@ -1,0 +1,138 @@
+"""What every Iceberg route shares: the catalog a prefix names, pyiceberg's HiveCatalog over it, metadata
+files read once, and the wrapper that makes a change a catalog event.
+
+A change (:meth:`IcebergContext.changing`) is what the service's DDL is: the token's write access checked,
+the object's DDL lock held, the metastore events it causes expected (so the follower does not log them a
+second time), caches dropped in ``finally``, one version recorded with source ``iceberg-rest``, announced to
+the home's other processes (long polls and Spark drivers), and one line in the audit log, refusals included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from fastapi import Request
+
+from hms_catalog.cache.versions import ChangeSource
+from hms_catalog.client.writes import MetastoreWrites
+from hms_catalog.ddl.context import DdlContext, RecordedChanges
+from hms_catalog.ddl.iceberg import iceberg_catalog
+from hms_catalog.errors import NotFoundError
+from hms_catalog.formats.detect import TableFormat, TableKind
+from hms_catalog.model import ExternalCatalog
+from hms_catalog.refresh_log import RefreshRecord
+from service.access import Access, Principal
+from service.iceberg_rest.errors import IcebergError
+from service.state import ServiceState
+
+__all__ = ["IcebergContext", "NAMESPACE_SEPARATOR", "namespace_of"]
+
+NAMESPACE_SEPARATOR = "\x1f"  # the spec's separator of a multi-level namespace in a path
+_METADATA_FILES = 256  # parsed metadata files kept (they never change: a commit writes a new one)
+
+
+def namespace_of(path_part: str) -> str:
+    """The database a path's namespace names; a multi-level namespace names none (this catalog's are single-level)."""
+    if NAMESPACE_SEPARATOR in path_part or not path_part:
+        raise IcebergError(404, "NoSuchNamespaceException", f"namespace {path_part.split(NAMESPACE_SEPARATOR)} does not "
+                                                            "exist: a metastore's namespaces are single-level (its databases)")
+    return path_part.lower()
+
+
+class IcebergContext:
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+        self._metadata: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def catalog(self, prefix: str) -> ExternalCatalog:
+        """The hms catalog a prefix (the config's ``warehouse``) names."""
+        try:
+            catalog = self.state.manager.catalog(prefix)
+        except NotFoundError:
+            raise IcebergError(404, "NotFoundException", f"catalog '{prefix}' does not exist in this service (the "
+                                                         "prefix is the catalog the config's warehouse named)") from None
+        if not isinstance(catalog.client, MetastoreWrites):
+            raise IcebergError(400, "BadRequestException", f"catalog '{prefix}' serves folders, not a metastore: the "
+                                                           "Iceberg REST endpoint serves hms catalogs")
+        return catalog
+
+    def hive(self, catalog: ExternalCatalog) -> Any:
+        """pyiceberg's HiveCatalog over the catalog's metastore: a new one per use (its client is not thread-safe)."""
+        return iceberg_catalog(catalog)
+
+    def database_exists(self, catalog: ExternalCatalog, database: str) -> None:
+        """NoSuchNamespaceException unless ``database`` exists."""
+        if database not in catalog.database_names():
+            raise IcebergError(404, "NoSuchNamespaceException", f"namespace '{database}' does not exist in catalog "
+                                                                f"'{catalog.name}'")
+
+    def metadata_location(self, catalog: ExternalCatalog, database: str, table: str) -> str:
+        """The current metadata file of an Iceberg table (from the catalog's cache); 404 for anything else."""
+        self.database_exists(catalog, database)
+        try:
+            detection = catalog.table(database, table).detection
+        except NotFoundError:
+            raise IcebergError(404, "NoSuchTableException", f"table '{database}.{table}' does not exist in catalog "
+                                                            f"'{catalog.name}'") from None
+        location = detection.parameters.get("metadata_location")
+        if detection.format is not TableFormat.ICEBERG or detection.kind is not TableKind.TABLE or not location:
+            raise IcebergError(404, "NoSuchTableException", f"table '{database}.{table}' of catalog '{catalog.name}' is "
+                                                            f"not an Iceberg table ({detection.format.value.lower()}), "
+                                                            "which this endpoint does not serve")
+        return location
+
+    def read_metadata(self, catalog: ExternalCatalog, location: str) -> Any:
+        """The parsed metadata file at ``location`` (kept: metadata files are never rewritten)."""
+        with self._lock:
+            found = self._metadata.get(location)
+            if found is not None:
+                self._metadata.move_to_end(location)
+                return found
+        from pyiceberg.io import load_file_io
+        from pyiceberg.serializers import FromInputFile
+
+        io = load_file_io(self.hive(catalog).properties, location)
+        metadata = FromInputFile.table_metadata(io.new_input(location))
+        with self._lock:
+            self._metadata[location] = metadata
+            while len(self._metadata) > _METADATA_FILES:
+                self._metadata.popitem(last=False)
+        return metadata
+
+    def read(self, principal: Principal, catalog: ExternalCatalog) -> None:
+        """Reads need read access to the catalog (every token has it)."""
+        principal.check(Access.READ, catalog.name, "reading")
+
+    @contextlib.contextmanager
+    def changing(self, request: Request, principal: Principal, catalog: ExternalCatalog, what: str, summary: str,
+                 objects: Sequence[tuple[str, str]], events: Sequence[tuple[str, str, str, int]]
+                 ) -> Iterator[RecordedChanges]:
+        """One change as a catalog event with an audit line: ``what`` names it in a refusal (``CREATE TABLE``),
+        ``summary`` in the audit log (with the request's method and path)."""
+        with self.audited(request, principal, catalog, what, summary), self.event(catalog, objects, events) as changes:
+            yield changes
+
+    @contextlib.contextmanager
+    def audited(self, request: Request, principal: Principal, catalog: ExternalCatalog, what: str, summary: str) -> Iterator[None]:
+        """The audit line of a change, the token's write access checked first (a refusal is audited too)."""
+        statement = f"{request.method} {request.url.path} ({summary})"
+        with self.state.audit.recording(principal.name, catalog.name, statement, lambda: catalog.versions.current) as entry:
+            entry.extra["via"] = "iceberg-rest"
+            principal.check(Access.WRITE, catalog.name, what)
+            yield
+
+    @contextlib.contextmanager
+    def event(self, catalog: ExternalCatalog, objects: Sequence[tuple[str, str]],
+              events: Sequence[tuple[str, str, str, int]]) -> Iterator[RecordedChanges]:
+        """The catalog event of a change: locks, expected metastore events, caches dropped, the version recorded."""
+
+        def announce(database: str | None, table: str | None) -> None:
+            self.state.manager.refresh_log.announce(RefreshRecord(catalog.definition.id, database, table))
+
+        with DdlContext(catalog, announce).changing(objects, events=events, source=ChangeSource.ICEBERG_REST) as changes:
+            yield changes
