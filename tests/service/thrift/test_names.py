@@ -22,11 +22,15 @@ def test_catalogs_list_the_primary_first_then_the_others_by_name(names: Federate
     assert FederatedNames("gone", lambda: CATALOGS).catalogs() == ["fs", "hive", "other"]  # a primary not served
 
 
-def test_catalogs_are_read_at_each_call() -> None:
+def test_catalogs_are_read_again_once_their_names_are_a_second_old() -> None:
     served = ["hive"]
-    names = FederatedNames("hive", lambda: served)
+    now = [100.0]
+    names = FederatedNames("hive", lambda: served, clock=lambda: now[0])
     assert names.route("late__db") == Route("hive", "late__db")
     served.append("late")
+    now[0] += 0.5
+    assert names.route("late__db") == Route("hive", "late__db")  # the names read half a second ago
+    now[0] += 0.6
     assert names.route("late__db") == Route("late", "db")
 
 
