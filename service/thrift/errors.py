@@ -3,7 +3,9 @@
 The generated processor answers an exception only when the call declares its type (``get_table`` declares
 MetaException and NoSuchObjectException); anything else becomes an anonymous "Internal error". So a
 missing object is a NoSuchObjectException where the call declares one and a MetaException otherwise, and
-every other failure is a MetaException carrying the catalog's message (which never holds a secret).
+every other failure is a MetaException carrying the catalog's message (which never holds a secret); a call
+that declares no exception gets an application error with that message (not the processor's bare
+"Internal error").
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hive_metastore import ThriftHiveMetastore
-from thrift.Thrift import TException
+from thrift.Thrift import TApplicationException, TException
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import AlreadyExistsError, HmsCatalogError, NotFoundError
@@ -41,6 +43,8 @@ def metastore_exception(method: str, error: BaseException) -> TException:
     """The exception to answer ``method``'s caller with for ``error``."""
     declared = declared_exceptions(method)
     message = str(error) or type(error).__name__
+    if not declared:  # a call that declares no exception: the processor passes an application error on as it is
+        return TApplicationException(TApplicationException.INTERNAL_ERROR, message)
     if isinstance(error, NotFoundError) and ttypes.NoSuchObjectException in declared:
         return ttypes.NoSuchObjectException(message=message)
     if isinstance(error, AlreadyExistsError) and ttypes.AlreadyExistsException in declared:

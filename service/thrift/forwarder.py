@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hms_catalog.client.metastore import MetastoreClient
+from hms_catalog.errors import MetastoreUnavailableError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog
 from service.thrift.arguments import argument_names, databases_in, rename_arguments, rename_databases
@@ -71,7 +72,10 @@ class Forwarder:
         catalog = self.catalog(route)
         client = self.client_of(catalog, method)
         inward = self._inward(route.catalog)
-        answer = client.pool.call(method, *rename_arguments(method, args, inward, client.metastore_catalog))
+        try:
+            answer = client.pool.call(method, *rename_arguments(method, args, inward, client.metastore_catalog))
+        except MetastoreUnavailableError as error:  # ours, not the metastore's answer: say whose metastore failed
+            raise MetastoreUnavailableError(f"catalog '{catalog.name}': {error}") from error
         self._remember(method, answer, route.catalog)
         if self.names.is_primary(route.catalog):
             return answer
