@@ -141,6 +141,8 @@ def plan_change(method: str, args: tuple[Any, ...], route: Route, names: Federat
         else:
             plan.changes = [(ChangeKind.CHANGED, target)]
     else:
+        if lowered == "fire_listener_event":  # a DML's INSERT event, written as the client asks
+            plan.events = [("INSERT", database, table, 1)]
         plan.changes = [(ChangeKind.CHANGED, target)]
     return plan
 
