@@ -41,6 +41,7 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
     "replicas": ("Replicas on a shared store",),
     "thrift-endpoint": ("The service as a Hive Metastore", "Federation: one metastore over many catalogs",
                         "Security", "Configuring clients", "Measured"),
+    "iceberg-rest": ("The service as an Iceberg REST catalog", "Clients", "What is served", "Auth", "Not yet"),
     "kerberos": ("Kerberos",),
     "metastore-versions": ("Metastore versions",),
     "security": ("Security", "Secrets"),
