@@ -1,10 +1,11 @@
 """``python -m service.thrift.demo``: the Hive Metastore half of ``make demo``, after ``python -m hms_catalog.demo``.
 
-Serves the demo's home with the thrift endpoint on (``hms-catalog serve --thrift-port 0``), starts a plain
+Serves the demo's home through the service's thrift endpoint (what ``hms-catalog serve --thrift-port`` runs),
+starts a plain
 SparkSession whose only setting for the catalog is ``hive.metastore.uris`` at the endpoint (Spark's own
 Hive support, no connector), and lets it list and query the demo catalog: the catalogs' databases, a
 SELECT with a partition filter and a join, and the same SELECT again, which the endpoint answers from its
-warm caches. Stops the service afterwards.
+warm caches. Stops the endpoint afterwards.
 """
 
 from __future__ import annotations
@@ -12,22 +13,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import queue
-import re
-import signal
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from hms_catalog.errors import HmsCatalogError
-from hms_catalog.state import open_definitions
+from hms_catalog.manager import CatalogManager
+from hms_catalog.state import SharedState, open_definitions
+from service.audit import AUDIT_FILE, AuditLog
+from service.thrift.server import ThriftEndpoint, ThriftSettings
 
 CATALOG = "demo"
 DATABASE = "sales"
-_THRIFT = re.compile(r"hms-catalog thrift endpoint at (thrift://\S+) ")
 _QUERY = (f"SELECT c.name, count(*) AS orders, sum(o.amount) AS spent FROM {DATABASE}.orders o "
           f"JOIN {DATABASE}.customers c ON o.customer_id = c.id WHERE o.dt >= '2026-11-02' GROUP BY c.name ORDER BY c.name")
 
@@ -37,40 +34,17 @@ def _step(text: str) -> None:
 
 
 @contextlib.contextmanager
-def _endpoint(home: Path, timeout: float = 60.0) -> Iterator[str]:
-    """``hms-catalog serve --port 0 --thrift-port 0`` on ``home`` with the demo catalog as primary; its thrift URI."""
-    command = [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0",
-               "--thrift-port", "0", "--thrift-primary", CATALOG]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
+def _endpoint(home: Path) -> Iterator[ThriftEndpoint]:
+    """The service's thrift endpoint on ``home``'s catalogs, the demo catalog as primary, in this process (the
+    REST API is not needed to show it), until the block ends."""
+    definitions = open_definitions(home)
+    manager = CatalogManager(definitions, shared=SharedState(definitions))
+    endpoint = ThriftEndpoint(manager, AuditLog(home / AUDIT_FILE), ThriftSettings(port=0, primary=CATALOG)).start()
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = lines.get(timeout=max(deadline - time.monotonic(), 0.1))
-            except queue.Empty:
-                raise HmsCatalogError(f"hms-catalog serve did not start within {timeout:g} s") from None
-            if line is None:
-                raise HmsCatalogError(f"hms-catalog serve exited with {process.wait()} before serving")
-            found = _THRIFT.search(line)
-            if found:
-                yield found.group(1)
-                return
+        yield endpoint
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        endpoint.stop()
+        manager.close()
 
 
 def run(directory: Path) -> int:
@@ -81,9 +55,10 @@ def run(directory: Path) -> int:
     if open_definitions(home).find(CATALOG) is None:
         print(f"error: {home} has no catalog {CATALOG}: run python -m hms_catalog.demo --dir {directory} first", file=sys.stderr)
         return 1
-    _step(f"serving {home} as a Hive Metastore too (hms-catalog serve --thrift-port 0 --thrift-primary {CATALOG})")
+    _step(f"serving {home} as a Hive Metastore (the endpoint of hms-catalog serve --thrift-port, primary catalog {CATALOG})")
     try:
-        with _endpoint(home) as uri:
+        with _endpoint(home) as endpoint:
+            uri = endpoint.uri
             print(f"    at {uri}")
             _step(f"starting Spark with its own Hive support and one setting: hive.metastore.uris={uri}")
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -99,8 +74,12 @@ def run(directory: Path) -> int:
                 for query in ("SHOW DATABASES", f"SHOW TABLES IN {DATABASE}", _QUERY):
                     print(f"spark.sql> {query}")
                     spark.sql(query).show(truncate=False)
+                catalog = endpoint.context.manager.catalog(CATALOG)
+                before = catalog.metrics()
                 again = spark.sql(_QUERY).collect()
-                print(f"    the same SELECT again: {len(again)} rows, its tables and partitions from the endpoint's warm caches")
+                asked = catalog.metrics().calls_since(before)
+                print(f"    the same SELECT again: {len(again)} rows; metastore calls the endpoint made for it: "
+                      f"{sum(asked.values())} {asked or ''}".rstrip())
             finally:
                 spark.stop()
     except HmsCatalogError as error:

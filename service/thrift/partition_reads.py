@@ -5,11 +5,12 @@ partitions are answered from the cache: the planner may have cached a projection
 fields planning needs), and a client is owed the metastore's whole object, so a projected entry is fetched
 again whole (by names, in batches) and replaces it.
 
-``get_partitions_by_filter`` is evaluated here against the cached names when the table's names are
-cached and the filter is one :mod:`.partition_filters` evaluates exactly as the metastore would; else the
-metastore evaluates it. ``get_partitions_by_expr`` carries a serialized Hive expression that only Hive's
-own classes read: for a cached table the answer is every partition with ``hasUnknownPartitions`` set,
-which tells the client (Hive) to filter the partitions itself, as the protocol allows.
+``get_partitions_by_filter`` is evaluated here against the table's names when the table is cached and the
+filter is one :mod:`.partition_filters` evaluates exactly as the metastore would (the names are fetched
+once and cached, as the planner caches them); else the metastore evaluates it.
+``get_partitions_by_expr`` carries a serialized Hive expression that only Hive's own classes read: for a
+table whose names are cached the answer is every partition with ``hasUnknownPartitions`` set, which tells
+the client (Hive) to filter the partitions itself, as the protocol allows.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class _Partitions:
 
     def key(self, name: str) -> tuple[str, str, str]:
         return (self.database, self.table, name)
+
+    def table_loaded(self) -> bool:
+        return self.catalog.table(self.database, self.table).loaded
 
     def names_cached(self) -> bool:
         return self.catalog.caches.partition_values.peek(self.key("")) is not None
@@ -203,8 +207,11 @@ class PartitionReads:
 
     @staticmethod
     def _filtered(partitions: _Partitions, text: str) -> list[str] | None:
-        """The names ``text`` selects, evaluated here; None when the metastore must evaluate it."""
-        if not partitions.names_cached():
+        """The names ``text`` selects, evaluated here; None when the metastore must evaluate it.
+
+        Evaluated here when the table is cached (its definition, so its partition keys' types, are known): its
+        names are then fetched once, if not cached yet, and every later filter of the table costs nothing."""
+        if not partitions.names_cached() and not partitions.table_loaded():
             return None
         try:
             parsed = parse_partition_filter(text, partitions.key_types())
