@@ -66,4 +66,11 @@ def router(state: ServiceState) -> APIRouter:
     routes.include_router(namespaces.router(context))
     routes.include_router(tables.router(context))
     routes.include_router(commits.router(context))
+
+    @routes.api_route("/iceberg/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"], include_in_schema=False)
+    def unknown(rest: str, request: Request, principal: Who) -> Response:
+        """Last of all: a route the protocol here does not have, in the spec's error model too."""
+        raise IcebergError(404, "NotFoundException", f"{request.method} {request.url.path} is not an endpoint of this "
+                                                     "Iceberg REST catalog (the config's endpoints list those served)")
+
     return routes

@@ -188,3 +188,22 @@ def test_transactions_commit_all_or_nothing(iceberg_service: Server, namespace: 
     error = checked(iceberg_service.request("POST", f"{V1}/transactions/commit", failed), 409, "IcebergErrorResponse")
     assert error["error"]["type"] == "CommitFailedException"
     assert rest.load_table((namespace, "one")).properties["k"] == "1"  # nothing committed: checked before any commit
+
+
+def test_unknown_routes_unreachable_metastores_and_folder_catalogs(iceberg_service: Server, refused_uri: str,
+                                                                   tmp_path: Any, unique_name: str) -> None:
+    unknown = checked(iceberg_service.request("GET", f"{V1}/namespaces/x/views"), 404, "IcebergErrorResponse")
+    assert unknown["error"]["type"] == "NotFoundException"
+    client = iceberg_service.client()
+    try:
+        client.create_catalog(f"{unique_name}_down", {"type": "hms", "hive.metastore.uris": refused_uri,
+                                                      "hive.metastore.failure.retries": "0",
+                                                      "hive.metastore.client.connect.timeout": "1"})
+        client.create_catalog(f"{unique_name}_lake", {"type": "filesystem", "root": tmp_path.as_uri()})
+    finally:
+        client.close()
+    away = checked(iceberg_service.request("GET", f"/iceberg/v1/{unique_name}_down/namespaces"), 503, "IcebergErrorResponse")
+    assert away["error"]["type"] == "ServiceUnavailableException"
+    folders = checked(iceberg_service.request("GET", f"/iceberg/v1/config?warehouse={unique_name}_lake"), 400,
+                      "IcebergErrorResponse")
+    assert "serves folders" in folders["error"]["message"]
