@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -42,9 +43,22 @@ class EndpointContext:
     listings: ThreadPoolExecutor
     listing_wait: float = LISTING_WAIT_SECONDS
     started: float = field(default_factory=time.time)
+    _listing: dict[str, Future[tuple[str, ...]]] = field(default_factory=dict)
+    _listing_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def catalog(self, route: Route) -> ExternalCatalog:
         return self.manager.catalog(route.catalog)
+
+    def database_listing(self, catalog: str) -> Future[tuple[str, ...]]:
+        """The catalog's database names, being fetched on the listing pool: the listing in flight if there is
+        one (a hung metastore holds one worker, not one per client asking), else a new one."""
+        with self._listing_lock:
+            running = self._listing.get(catalog)
+            if running is not None and not running.done():
+                return running
+            started = self.listings.submit(lambda: self.manager.catalog(catalog).database_names())
+            self._listing[catalog] = started
+            return started
 
     def outward(self, route: Route, value: _T) -> _T:
         """``value`` (a cached struct, shared) in the client's names: itself for the primary, else a copy."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -135,10 +134,7 @@ class TableReads:
     def _database_names(self) -> list[str]:
         """Every catalog's databases in the client's names; a catalog that does not answer in time is left out."""
         endpoint = self.endpoint
-        asked: list[tuple[str, Future[tuple[str, ...]]]] = [
-            (name, endpoint.listings.submit(lambda name=name: endpoint.manager.catalog(name).database_names()))  # type: ignore[misc]
-            for name in endpoint.names.catalogs()
-        ]
+        asked = [(name, endpoint.database_listing(name)) for name in endpoint.names.catalogs()]
         names: list[str] = []
         failures = []
         deadline = time.monotonic() + endpoint.listing_wait  # one wait for all: they were asked at once
