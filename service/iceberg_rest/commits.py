@@ -67,7 +67,7 @@ def _summary(request: Any) -> str:
 
 
 def router(context: IcebergContext) -> APIRouter:
-    routes = APIRouter(prefix="/iceberg/v1/{prefix}", route_class=IcebergRoute, tags=["iceberg"])
+    routes = APIRouter(prefix="/iceberg/v1/{prefix}", route_class=IcebergRoute, tags=["iceberg"], include_in_schema=False)
 
     @routes.post("/namespaces/{namespace}/tables/{table}")
     def commit_table(prefix: str, namespace: str, table: str, payload: Payload, request: Request, principal: Who) -> Response:

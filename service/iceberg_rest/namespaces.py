@@ -45,7 +45,7 @@ def _properties(database: Any) -> dict[str, str]:
 
 
 def router(context: IcebergContext) -> APIRouter:
-    routes = APIRouter(prefix="/iceberg/v1/{prefix}/namespaces", route_class=IcebergRoute, tags=["iceberg"])
+    routes = APIRouter(prefix="/iceberg/v1/{prefix}/namespaces", route_class=IcebergRoute, tags=["iceberg"], include_in_schema=False)
 
     @routes.get("")
     def list_namespaces(prefix: str, principal: Who, parent: str | None = None,

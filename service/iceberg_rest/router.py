@@ -36,7 +36,7 @@ ENDPOINTS = tuple(f"{method} /v1/{{prefix}}/{path}" for method, path in (
 
 def router(state: ServiceState) -> APIRouter:
     context = IcebergContext(state)
-    routes = APIRouter(route_class=IcebergRoute, tags=["iceberg"])
+    routes = APIRouter(route_class=IcebergRoute, tags=["iceberg"], include_in_schema=False)
 
     @routes.get("/iceberg/v1/config")
     def config(principal: Who, warehouse: str | None = None) -> dict[str, Any]:

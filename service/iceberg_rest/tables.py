@@ -63,7 +63,7 @@ def _single(identifier: _Identifier) -> tuple[str, str]:
 
 
 def router(context: IcebergContext) -> APIRouter:
-    routes = APIRouter(prefix="/iceberg/v1/{prefix}", route_class=IcebergRoute, tags=["iceberg"])
+    routes = APIRouter(prefix="/iceberg/v1/{prefix}", route_class=IcebergRoute, tags=["iceberg"], include_in_schema=False)
 
     @routes.get("/namespaces/{namespace}/tables")
     def list_tables(prefix: str, namespace: str, principal: Who,
