@@ -50,7 +50,19 @@ def rest_catalog(server: Server, token: str | None = None, **properties: str) ->
         properties["token"] = token or server.token
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # pyiceberg's note about the oauth2-server-uri default
-        return RestCatalog("rest", uri=f"{server.url}/iceberg", warehouse=CATALOG, **properties)
+        opened = RestCatalog("rest", uri=f"{server.url}/iceberg", warehouse=CATALOG, **properties)
+    _OPENED.append(opened)
+    return opened
+
+
+_OPENED: list[Any] = []  # the tests' RestCatalogs, closed after each test (an unclosed socket warns, and warnings fail)
+
+
+@pytest.fixture(autouse=True)
+def _close_catalogs() -> Iterator[None]:
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 @pytest.fixture

@@ -36,6 +36,7 @@ def _appender(url: str, token: str, namespace: str, worker: int) -> int:
                 continue
         else:
             raise AssertionError(f"worker {worker}: append {index} never landed")
+    rest.close()
     return worker
 
 
