@@ -165,7 +165,7 @@ def router(context: IcebergContext) -> APIRouter:
 
         catalog = context.catalog(prefix)
         database = namespace_of(namespace)
-        body = RegisterTableRequest.model_validate(payload)
+        body = RegisterTableRequest.model_validate({"overwrite": False, **payload})  # optional in the spec
         name = body.name.lower()
         if body.overwrite:
             raise IcebergError(406, "UnsupportedOperationException", "register with overwrite is not supported: drop the "

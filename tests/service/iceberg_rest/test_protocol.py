@@ -207,3 +207,36 @@ def test_unknown_routes_unreachable_metastores_and_folder_catalogs(iceberg_servi
     folders = checked(iceberg_service.request("GET", f"/iceberg/v1/config?warehouse={unique_name}_lake"), 400,
                       "IcebergErrorResponse")
     assert "serves folders" in folders["error"]["message"]
+
+
+SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": True, "type": "long"}]}
+
+
+def test_raw_create_stage_commit_and_register_answers(iceberg_service: Server, namespace: str) -> None:
+    tables = f"{V1}/namespaces/{namespace}/tables"
+    created = checked(iceberg_service.request("POST", tables, {"name": "raw", "schema": SCHEMA_JSON}), 200, "LoadTableResult")
+    assert created["metadata"]["format-version"] == 2 and created["metadata-location"].endswith(".metadata.json")
+    uuid = created["metadata"]["table-uuid"]
+    commit = {"requirements": [{"type": "assert-table-uuid", "uuid": uuid}],
+              "updates": [{"action": "set-properties", "updates": {"owner": "raw"}}]}
+    committed = checked(iceberg_service.request("POST", f"{tables}/raw", commit, token=WRITE_TOKEN), 200, "CommitTableResponse")
+    assert committed["metadata"]["properties"]["owner"] == "raw"
+    assert committed["metadata-location"] != created["metadata-location"]
+    refused = checked(iceberg_service.request("POST", f"{tables}/raw", commit, token=READ_TOKEN), 403, "IcebergErrorResponse")
+    assert refused["error"]["type"] == "ForbiddenException"
+    staged = checked(iceberg_service.request("POST", tables, {"name": "later", "schema": SCHEMA_JSON, "stage-create": True}),
+                     200, "LoadTableResult")
+    assert "metadata-location" not in staged
+    assert iceberg_service.request("HEAD", f"{tables}/later").status == 404
+    exists = checked(iceberg_service.request("POST", tables, {"name": "raw", "schema": SCHEMA_JSON}), 409, "IcebergErrorResponse")
+    assert exists["error"]["type"] == "AlreadyExistsException"
+    registered = checked(iceberg_service.request("POST", f"{V1}/namespaces/{namespace}/register",
+                                                 {"name": "again", "metadata-location": committed["metadata-location"]}),
+                         200, "LoadTableResult")
+    assert registered["metadata"]["properties"]["owner"] == "raw"
+    renamed = iceberg_service.request("POST", f"{V1}/tables/rename", {"source": {"namespace": [namespace], "name": "again"},
+                                                                      "destination": {"namespace": [namespace], "name": "raw"}})
+    assert checked(renamed, 409, "IcebergErrorResponse")["error"]["type"] == "AlreadyExistsException"
+    assert iceberg_service.request("DELETE", f"{tables}/again").status == 204
+    gone = checked(iceberg_service.request("DELETE", f"{tables}/again"), 404, "IcebergErrorResponse")
+    assert gone["error"]["type"] == "NoSuchTableException"
