@@ -48,6 +48,7 @@ TESTED = {
     "storage_hadoop.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
     "storage_cloud.sql": "test_storage_hadoop_and_cloud_sql_define_their_catalogs_with_secrets_masked",
     "thrift_pyiceberg.py": "test_thrift_pyiceberg_py_reads_through_the_services_metastore_endpoint",
+    "iceberg_rest_pyiceberg.py": "test_iceberg_rest_pyiceberg_py_creates_appends_and_purges_through_the_endpoint",
 }
 EXAMPLE_S3 = "http://127.0.0.1:9000"  # the MinIO the storage examples name; replaced by the test's moto server
 INCLUDE = re.compile(r'^\s*-{2,}8<-{2,}\s+"([^"]+)"\s*$', re.M)
@@ -236,6 +237,15 @@ def test_thrift_pyiceberg_py_reads_through_the_services_metastore_endpoint(prod_
     assert "('sales',)" in shown[0], shown  # prod is the primary: its databases keep their names
     assert shown[1].rstrip("/").endswith("sales.db"), shown
     assert shown[2] == "[]", shown  # pyiceberg lists Iceberg tables only
+
+
+def test_iceberg_rest_pyiceberg_py_creates_appends_and_purges_through_the_endpoint(prod_home: Path, admin: Admin) -> None:
+    """The Iceberg REST page's pyiceberg example, on ``serve`` with prod as the warehouse."""
+    with served(prod_home) as server:
+        example = _example("iceberg_rest_pyiceberg.py", prod_home.parent, **{EXAMPLE_SERVER: server.url})
+        shown = _run_python(example, prod_home, HMS_CATALOG_TOKEN=server.token).splitlines()
+    assert shown == ["[('lake', 'events')]", "2"], shown
+    assert "lake" not in admin.pool.call("get_all_databases")  # dropped again, with the table's files
 
 
 def test_embedded_metastore_py_starts_and_stops_a_metastore(tmp_path: Path) -> None:
