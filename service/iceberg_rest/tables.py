@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.ddl.locations import delete_remaining
 from hms_catalog.formats.detect import TableFormat, TableKind
+from service.access import Access
 from service.iceberg_rest.context import IcebergContext, namespace_of
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
 from service.iceberg_rest.paging import page
@@ -40,6 +41,16 @@ class RenameRequest(BaseModel):
 def json_answer(model: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A pyiceberg model as the spec spells it (its aliases, no nulls)."""
     return Response(model.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+
+
+def _make_folders(catalog: Any, location: str) -> None:
+    """A new table's ``metadata/`` and ``data/`` folders, on a filesystem that has folders: writers that put files
+    straight into them (DuckDB) do not make them first. Object stores have no folders to make."""
+    if catalog.storage.is_object_store(location):
+        return
+    filesystem, path = catalog.storage.resolve(location)
+    for folder in ("metadata", "data"):
+        filesystem.create_dir(f"{path.rstrip('/')}/{folder}", recursive=True)
 
 
 def etag_of(metadata_location: str) -> str:
@@ -94,10 +105,11 @@ def router(context: IcebergContext) -> APIRouter:
         spec = body.partition_spec or UNPARTITIONED_PARTITION_SPEC
         order = body.write_order or UNSORTED_SORT_ORDER
         if body.stage_create:
-            context.read(principal, catalog)
+            principal.check(Access.WRITE, catalog.name, "creating tables")  # it makes folders; only a writer's commit finishes it
             context.database_exists(catalog, database)
             location = hive._resolve_table_location(body.location, database, table)  # the HiveCatalog's default place
             metadata = new_table_metadata(body.table_schema, spec, order, location, body.properties)
+            _make_folders(catalog, location)
             return table_answer(None, metadata)
         with context.changing(request, principal, catalog, "CREATE TABLE", f"create Iceberg table {database}.{table}",
                               [(database, table)], [("CREATE_TABLE", database, table, 1)]) as changes:
@@ -105,6 +117,7 @@ def router(context: IcebergContext) -> APIRouter:
             created = hive.create_table((database, table), schema=body.table_schema, location=body.location,
                                         partition_spec=spec, sort_order=order, properties=body.properties)
             changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, table)))
+        _make_folders(catalog, created.location())
         return table_answer(created.metadata_location, created.metadata)
 
     @routes.get("/namespaces/{namespace}/tables/{table}")

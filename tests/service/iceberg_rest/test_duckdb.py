@@ -199,10 +199,6 @@ def test_duckdb_writes_are_read_back_by_pyiceberg_and_spark(iceberg_service: Ser
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=duckdb.TransactionException,
-                   reason="the server's stage-create (POST /tables, stage-create: true) writes nothing, not even the "
-                          "table's metadata/ folder; DuckDB's commit then cannot create <location>/metadata/<uuid>-m0.avro "
-                          "on a local disk (it creates no folders)")
 def test_create_table_as_select(iceberg_service: Server, namespace: str, spark: Any, spark_ice: str, tmp_path: Path) -> None:
     duck = attached(iceberg_service, f"TOKEN '{iceberg_service.token}'", tmp_path)
     duck.execute(f"CREATE TABLE cat.{namespace}.ctas AS SELECT range AS id, 'x' || range AS name FROM range(4)")
