@@ -1,7 +1,7 @@
 """The Iceberg REST catalog's routes at ``/iceberg``: the config, the OAuth exchange, and the resources.
 
 ``GET /iceberg/v1/config?warehouse=<catalog>`` answers the catalog as the ``prefix`` every other route
-starts with, and the endpoints served (no view endpoints yet: clients then list no views).
+starts with, and the endpoints served (the view endpoints included: :mod:`.views`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 from starlette.responses import JSONResponse
 
-from service.iceberg_rest import commits, namespaces, tables
+from service.iceberg_rest import commits, namespaces, tables, views
 from service.iceberg_rest.auth import IssuedTokens, OAuthError, exchange
 from service.iceberg_rest.context import IcebergContext
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
@@ -31,6 +31,10 @@ ENDPOINTS = tuple(f"{method} /v1/{{prefix}}/{path}" for method, path in (
     ("POST", "namespaces/{namespace}/tables/{table}"), ("DELETE", "namespaces/{namespace}/tables/{table}"),
     ("POST", "namespaces/{namespace}/register"), ("POST", "namespaces/{namespace}/tables/{table}/metrics"),
     ("POST", "tables/rename"), ("POST", "transactions/commit"),
+    ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
+    ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
+    ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
+    ("POST", "views/rename"),
 ))
 
 
@@ -66,6 +70,7 @@ def router(state: ServiceState) -> APIRouter:
     routes.include_router(namespaces.router(context))
     routes.include_router(tables.router(context))
     routes.include_router(commits.router(context))
+    routes.include_router(views.router(context))
 
     @routes.api_route("/iceberg/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"], include_in_schema=False)
     def unknown(rest: str, request: Request, principal: Who) -> Response:

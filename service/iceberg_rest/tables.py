@@ -23,7 +23,7 @@ from service.iceberg_rest.errors import IcebergError, IcebergRoute
 from service.iceberg_rest.paging import page
 from service.routes._common import Who
 
-__all__ = ["Payload", "json_answer", "router", "table_answer"]
+__all__ = ["Payload", "RenameRequest", "json_answer", "router", "single", "table_answer"]
 
 Payload = Annotated[dict[str, Any], Body()]  # a JSON object, validated with pyiceberg's own request models
 
@@ -66,7 +66,8 @@ def table_answer(metadata_location: str | None, metadata: Any, status: int = 200
     return json_answer(answer, status, headers)
 
 
-def _single(identifier: _Identifier) -> tuple[str, str]:
+def single(identifier: _Identifier) -> tuple[str, str]:
+    """The (database, name) of a rename's identifier: single-level namespaces only."""
     if len(identifier.namespace) != 1:
         raise IcebergError(404, "NoSuchNamespaceException", f"namespace {identifier.namespace} does not exist: a "
                                                             "metastore's namespaces are single-level")
@@ -159,7 +160,7 @@ def router(context: IcebergContext) -> APIRouter:
     @routes.post("/tables/rename", status_code=204)
     def rename_table(prefix: str, body: RenameRequest, principal: Who, request: Request) -> Response:
         catalog = context.catalog(prefix)
-        (database, name), (new_database, new_name) = _single(body.source), _single(body.destination)
+        (database, name), (new_database, new_name) = single(body.source), single(body.destination)
         summary = f"rename Iceberg table {database}.{name} to {new_database}.{new_name}"
         with context.changing(request, principal, catalog, "RENAME TABLE", summary, [(database, name), (new_database, new_name)],
                               [("ALTER_TABLE", database, name, 1)]) as changes:
