@@ -192,7 +192,7 @@ def test_transactions_commit_all_or_nothing(iceberg_service: Server, namespace: 
 
 def test_unknown_routes_unreachable_metastores_and_folder_catalogs(iceberg_service: Server, refused_uri: str,
                                                                    tmp_path: Any, unique_name: str) -> None:
-    unknown = checked(iceberg_service.request("GET", f"{V1}/namespaces/x/views"), 404, "IcebergErrorResponse")
+    unknown = checked(iceberg_service.request("GET", f"{V1}/namespaces/x/functions"), 404, "IcebergErrorResponse")
     assert unknown["error"]["type"] == "NotFoundException"
     client = iceberg_service.client()
     try:
