@@ -3,7 +3,8 @@
 ``Rig`` starts the primary metastore (catalog ``hive``: ``--tables`` plain tables and one table with
 1,824 date-keyed partitions, like TPC-DS store_sales by ss_sold_date_sk) and a second one (catalog
 ``other``, one database), then a CatalogManager on a temporary home with both catalogs and the endpoint
-over it. Everything is made through the generated client straight on the metastore, as any engine would.
+over it (made as ``serve`` makes it: a SharedState on the home's store, events followed as a service follows them).
+Everything is made through the generated client straight on the metastore, as any engine would.
 ``close`` stops the endpoint and both JVMs whatever happened before.
 """
 
@@ -17,9 +18,9 @@ from _thrift_load import connect
 
 from hms_catalog.client.hive_thrift import MetastoreThriftClient, ttypes
 from hms_catalog.formats.storage import STORAGE_FORMATS
-from hms_catalog.manager import CatalogManager
+from hms_catalog.manager import CatalogManager, EventFollowing
 from hms_catalog.metastore import EmbeddedMetastore
-from hms_catalog.state import open_definitions
+from hms_catalog.state import SharedState, open_definitions
 from service.audit import AuditLog
 from service.thrift import ThriftEndpoint, ThriftSettings
 
@@ -102,7 +103,9 @@ class Rig:
             make_tables(client, self.second.warehouse, OTHER_DATABASE, 3)
         home = scratch / "home"
         home.mkdir()
-        self.manager = CatalogManager(open_definitions(home, None))
+        definitions = open_definitions(home, None)  # the manager as ``serve`` makes it (service/main.py, service/state.py)
+        self.manager = CatalogManager(definitions, shared=SharedState(definitions))
+        self.manager.events = EventFollowing.SERVE
         self.manager.create("hive", {"type": "hms", "hive.metastore.uris": self.primary.uri})
         self.manager.create("other", {"type": "hms", "hive.metastore.uris": self.second.uri,
                                       "hive.metastore.failure.retries": "0", "hive.metastore.client.connect.timeout": "1"})

@@ -18,11 +18,15 @@ measured in the same run, on the same metastore, with the same generated client
    endpoint (goal < 1 s) and get_all_databases (leaving ``other`` out, within ~1 s); (b) the primary metastore
    restarted under 8 clients that loop a warm get_table and a call the endpoint always forwards: failed calls of
    each kind (goal: no warm failures).
-4. ``spark``: Spark's own Hive support (tests/support/spark_hive_client.py, a PySpark process each) on the
-   endpoint and on the metastore, a few queries over the partitioned table: wall time ratio and metastore calls
-   per query (through the endpoint: the catalog's calls; directly: the metastore's audit log).
+4. ``tpcds`` (``_thrift_tpcds.py``): Spark's own Hive support (a PySpark process on each side) running
+   bench_tpcds's queries over its Hive layout (``--tpcds-sf`` 0.1, ``--tpcds-queries`` its default set) on a
+   metastore of their own, through an endpoint whose manager is made as ``serve`` makes it: wall time ratio per
+   query and its geometric mean (goal <= 1.0), rows compared, metastore calls per warm run on each side (goal:
+   none through the endpoint); then the metastore restarted on its port under the endpoint side's query loop
+   (goal: no failed query). The sections over the two small metastores run (and stop them) first.
 
-    python benchmarks/bench_thrift.py [--sections get_table filter faults spark] [--clients 32] [--seconds 5]
+    python benchmarks/bench_thrift.py [--sections get_table filter faults tpcds] [--clients 32] [--seconds 5]
+        [--tpcds-sf 0.1] [--tpcds-queries default] [--tpcds-repeat 2] [--tpcds-data DIR]
 
 Results are printed and saved to benchmarks/results/thrift.json.
 """
@@ -47,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import progress, save
 from _thrift_load import connect, percentiles
 from _thrift_setup import DATABASE, FIRST_DATE_KEY, OTHER_DATABASE, PARTITIONED, Rig, calls_between
-from _thrift_spark import spark
+from _thrift_tpcds import lines as tpcds_lines
+from _thrift_tpcds import tpcds
 
 _LOAD = Path(__file__).resolve().with_name("_thrift_load.py")
 GOAL_LATENCY_RATIO = 0.5
@@ -225,8 +230,9 @@ def faults(rig: Rig, args: argparse.Namespace) -> dict[str, Any]:
 
 
 SECTIONS: dict[str, Callable[[Rig, argparse.Namespace], dict[str, Any]]] = {
-    "get_table": get_table, "filter": partitions_by_filter, "faults": faults, "spark": spark,
+    "get_table": get_table, "filter": partitions_by_filter, "faults": faults,
 }
+ALL_SECTIONS = [*SECTIONS, "tpcds"]  # tpcds has a metastore of its own: it runs after the rig is gone
 
 
 def table(report: dict[str, Any]) -> str:
@@ -257,21 +263,21 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"  primary restarted ({restart['down_until_answering_seconds']} s): warm {restart['warm_calls']} calls, "
                      f"{restart['warm_failures']} failed (max {restart['warm_max_ms']} ms); cold {restart['cold_calls']} calls, "
                      f"{restart['cold_failures']} failed; reconnect failures {restart['connect_failures']}")
-    if "spark" in report:
-        for name, entry in report["spark"]["queries"].items():
-            if "error" in entry:
-                lines.append(f"  spark {name:<16} error: {entry['error'][:160]}")
-                continue
-            lines.append(f"  spark {name:<16} endpoint {entry['seconds_best']['endpoint']:>6} s  metastore "
-                         f"{entry['seconds_best']['metastore']:>6} s  ratio {entry['ratio']}  rows equal {entry['rows_equal']}  "
-                         f"metastore calls/query via endpoint {entry['metastore_calls_per_query_through_endpoint']} "
-                         f"(direct {entry['metastore_calls_per_query_direct']})")
+    if "tpcds" in report:
+        lines += tpcds_lines(report["tpcds"])
     return "\n".join(lines)
+
+
+def _section(run: Callable[..., dict[str, Any]], *arguments: Any) -> dict[str, Any]:
+    try:
+        return run(*arguments)
+    except Exception as error:  # noqa: BLE001 - one section's failure is reported; the others still run
+        return {"error": f"{type(error).__name__}: {error}"[:2000]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=list(SECTIONS))
+    parser.add_argument("--sections", nargs="+", choices=ALL_SECTIONS, default=ALL_SECTIONS)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each get_table round")
     parser.add_argument("--processes", type=int, default=4, help="child processes the get_table clients are spread over")
@@ -279,24 +285,33 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating get_table rounds per side")
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=1824)
-    parser.add_argument("--repeat", type=int, default=5, help="measured calls (filter) or runs (spark) per side")
+    parser.add_argument("--repeat", type=int, default=5, help="measured calls per side (filter)")
+    parser.add_argument("--tpcds-sf", type=float, default=0.1, help="TPC-DS scale factor")
+    parser.add_argument("--tpcds-queries", default="default", help="bench_tpcds's --queries: numbers, ranges or a named set")
+    parser.add_argument("--tpcds-repeat", type=int, default=2, help="measured runs per query and side, after a warm-up")
+    parser.add_argument("--tpcds-data", type=Path, default=None,
+                        help="keep the generated data and its metastore in DIR/sf<scale> and reuse them (default: temporary)")
+    parser.add_argument("--fault-lead", type=float, default=20.0, help="seconds of queries before the metastore stops")
+    parser.add_argument("--fault-after", type=float, default=30.0, help="seconds of queries after it answers again")
     args = parser.parse_args()
-    report: dict[str, Any] = {"cores": os.cpu_count(), "settings": vars(args) | {"sections": args.sections},
+    settings = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    report: dict[str, Any] = {"cores": os.cpu_count(), "settings": settings,
                               "load_average_before": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="bench-thrift-") as scratch:
-        progress("starting two metastores, their tables and the endpoint")
-        rig = Rig(Path(scratch), args.tables, args.partitions)
-        try:
-            for name in args.sections:
-                progress(f"section {name}")
-                try:
-                    report[name] = SECTIONS[name](rig, args)
-                except Exception as error:  # noqa: BLE001 - one section's failure is reported; the others still run
-                    report[name] = {"error": f"{type(error).__name__}: {error}"[:2000]}
-        finally:
-            rig.close()
+        if any(name in SECTIONS for name in args.sections):
+            progress("starting two metastores, their tables and the endpoint")
+            rig = Rig(Path(scratch), args.tables, args.partitions)
+            try:
+                for name in (name for name in args.sections if name in SECTIONS):
+                    progress(f"section {name}")
+                    report[name] = _section(SECTIONS[name], rig, args)
+            finally:
+                rig.close()
+        if "tpcds" in args.sections:
+            progress("section tpcds")
+            report["tpcds"] = _section(tpcds, Path(scratch), args)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    report["not_run"] = [name for name in SECTIONS if name not in args.sections]
+    report["not_run"] = [name for name in ALL_SECTIONS if name not in args.sections]
     report["notes"] = NOTES
     save("thrift", report)
     failed = {key for key, value in report.items() if isinstance(value, dict) and "error" in value}
