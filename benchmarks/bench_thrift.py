@@ -62,7 +62,8 @@ NOTES = ("Every figure shares the machine's cores (see cores and the load averag
          "both sides alike, since each comparison alternates its sides in the same run). The endpoint runs in this "
          "process; the get_table clients run in a child process. A forwarded call that fails while the metastore is "
          "down reaches the client as the endpoint raised it, a MetaException, or as TApplicationException where the "
-         "method declares no MetaException (get_current_notificationEventId).")
+         "method declares no MetaException (get_current_notificationEventId). TPC-DS: a query's ratio from one measured "
+         "run per side moves by tens of percent on 2 shared cores; the geometric mean over the queries is the figure.")
 
 
 def _load(port: int, rig: Rig, clients: int, seconds: float, **extra: Any) -> dict[str, Any]:
