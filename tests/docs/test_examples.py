@@ -55,7 +55,9 @@ INCLUDE = re.compile(r'^\s*-{2,}8<-{2,}\s+"([^"]+)"\s*$', re.M)
 FENCE = re.compile(r"^```(python|sql)\n(.*?)^```", re.M | re.S)
 # Pages whose Python is not run yet, and why: each needs a SparkSession of its own, which costs a JVM.
 NOT_YET_EXAMPLES = {"pyspark.md": "a SparkSession with the hms source", "spark-connector.md": "Spark and the connector's jar",
-                    "thrift-endpoint.md": "a SparkSession with Hive support on the service's thrift endpoint"}
+                    "thrift-endpoint.md": "a SparkSession with Hive support on the service's thrift endpoint",
+                    "iceberg-rest.md": "DuckDB with its extensions loaded by path; tests/service/iceberg_rest/test_duckdb.py "
+                                       "runs the same statements"}
 SERVER_COMMAND = re.compile(r'^\$ hms-catalog --server (\S+) -e "([^"]+)"', re.M)
 
 
