@@ -57,6 +57,8 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     private final int limit;
     private final PartitionFilter partitionFilter;
     private final List<Predicate> runtimeFilters = new ArrayList<>();
+    private final List<IcebergPartitionFilter.SplitTest> icebergRuntimeTests = new ArrayList<>();
+    private List<SplitPlanPartitions.PlannedSplit> runtimeKept;  // filtered() for the runtime filters so far
     private JsonNode planJson;
     private SplitPlanPartitions plan;
     private List<SplitPlanPartitions.PlannedSplit> kept;  // after the partition filters, before runtime filters
@@ -159,23 +161,37 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         return true;
     }
 
-    /** The splits left after the partition filters and the runtime filters received so far. */
+    /**
+     * The splits left after the partition filters and the runtime filters received so far. Kept until another
+     * runtime filter arrives: both {@link #planInputPartitions} and every rendering of the plan ({@link #description})
+     * ask for it, and a runtime filter from a join can carry thousands of values.
+     */
     private synchronized List<SplitPlanPartitions.PlannedSplit> filtered() {
         plan();
         if (runtimeFilters.isEmpty()) {
             return kept;
         }
+        if (runtimeKept != null) {
+            return runtimeKept;
+        }
         List<SplitPlanPartitions.PlannedSplit> left = new ArrayList<>();
         for (SplitPlanPartitions.PlannedSplit split : kept) {
             boolean keep = true;
-            for (Predicate predicate : runtimeFilters) {
-                keep &= icebergFilter != null ? icebergFilter.mayMatch(predicate, split.json().path("partition_values"))
-                        : partitionFilter.matches(predicate, split.partitionRow());
+            if (icebergFilter != null) {
+                JsonNode values = split.json().path("partition_values");
+                for (IcebergPartitionFilter.SplitTest test : icebergRuntimeTests) {
+                    keep &= test.mayMatch(values);
+                }
+            } else {
+                for (Predicate predicate : runtimeFilters) {
+                    keep &= partitionFilter.matches(predicate, split.partitionRow());
+                }
             }
             if (keep) {
                 left.add(split);
             }
         }
+        runtimeKept = left;
         return left;
     }
 
@@ -280,6 +296,10 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
             boolean usable = icebergFilter != null ? icebergFilter.usable(predicate) : partitionFilter.evaluable(predicate);
             if (usable && !runtimeFilters.contains(predicate)) {
                 runtimeFilters.add(predicate);
+                if (icebergFilter != null) {
+                    icebergRuntimeTests.add(icebergFilter.compile(predicate));  // its literals transformed once
+                }
+                runtimeKept = null;
             }
         }
     }

@@ -29,6 +29,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -98,13 +99,32 @@ final class IcebergPartitionFilter {
 
     /** False only when no row of the split (by its partition values) can satisfy the predicate. */
     boolean mayMatch(Predicate predicate, JsonNode partitionValues) {
+        return compile(predicate).mayMatch(partitionValues);
+    }
+
+    /** A predicate made ready to test many splits. */
+    interface SplitTest {
+        /** False only when no row of the split (by its partition values) can satisfy the predicate. */
+        boolean mayMatch(JsonNode partitionValues);
+    }
+
+    /**
+     * The predicate as a test of splits, its literals transformed once: an {@code IN} list is a set of partition
+     * values, so a split costs one look-up instead of one transform and comparison per literal (a runtime filter
+     * from a join can carry thousands of literals, tested against every split of a fact table).
+     */
+    SplitTest compile(Predicate predicate) {
         switch (predicate.name()) {
-            case "AND":
-                return mayMatch((Predicate) predicate.children()[0], partitionValues)
-                        && mayMatch((Predicate) predicate.children()[1], partitionValues);
-            case "OR":
-                return mayMatch((Predicate) predicate.children()[0], partitionValues)
-                        || mayMatch((Predicate) predicate.children()[1], partitionValues);
+            case "AND": {
+                SplitTest left = compile((Predicate) predicate.children()[0]);
+                SplitTest right = compile((Predicate) predicate.children()[1]);
+                return values -> left.mayMatch(values) && right.mayMatch(values);
+            }
+            case "OR": {
+                SplitTest left = compile((Predicate) predicate.children()[0]);
+                SplitTest right = compile((Predicate) predicate.children()[1]);
+                return values -> left.mayMatch(values) || right.mayMatch(values);
+            }
             case "=":
             case "IN":
             case "<":
@@ -113,44 +133,74 @@ final class IcebergPartitionFilter {
             case ">=":
                 break;
             default:
-                return true;
+                return values -> true;
         }
         String column = column(predicate.children()[0]);
         if (column == null || !allLiterals(predicate.children(), 1)) {
-            return true;
+            return values -> true;
         }
+        List<FieldTest> tests = new ArrayList<>();
         for (Field field : fields) {
-            JsonNode pair = pair(partitionValues, field.name);
-            // a file of a spec without this field (partitioning evolved) says nothing about it
-            if (field.source.equalsIgnoreCase(column) && pair != null
-                    && !fieldMayMatch(field, predicate, pair.get(1).isNull() ? null : pair.get(1).asText())) {
-                return false;
+            if (field.source.equalsIgnoreCase(column) && !field.transform.equals("void")) {
+                tests.add(fieldTest(field, predicate));
             }
         }
-        return true;
+        return values -> {
+            for (FieldTest test : tests) {
+                JsonNode pair = pair(values, test.field().name);
+                // a file of a spec without this field (partitioning evolved) says nothing about it
+                if (pair != null && !test.mayMatch(pair.get(1).isNull() ? null : pair.get(1).asText())) {
+                    return false;
+                }
+            }
+            return true;
+        };
     }
 
-    private boolean fieldMayMatch(Field field, Predicate predicate, String raw) {
+    /** One partition field's test of its raw partition value (null: the partition of null source values). */
+    private record FieldTest(Field field, RawTest test) {
+        boolean mayMatch(String raw) {
+            return test.mayMatch(raw);
+        }
+    }
+
+    private interface RawTest {
+        boolean mayMatch(String raw);
+    }
+
+    private FieldTest fieldTest(Field field, Predicate predicate) {
+        if (!predicate.name().equals("=") && !predicate.name().equals("IN")) {
+            return new FieldTest(field, raw -> rangeMayMatch(field, predicate, raw));
+        }
         Expression[] children = predicate.children();
-        String op = predicate.name();
-        if (field.transform.equals("void")) {
-            return true;
-        }
-        if (raw == null) {
-            return false;  // a null partition value comes from a null source value, which no comparison keeps
-        }
-        if (op.equals("=") || op.equals("IN")) {
-            for (int i = 1; i < children.length; i++) {
-                Object value = ((Literal<?>) children[i]).value();
-                if (value == null) {
-                    continue;
-                }
+        Set<Object> images = new HashSet<>();
+        boolean uncomputed = false;
+        for (int i = 1; i < children.length; i++) {
+            Object value = ((Literal<?>) children[i]).value();
+            if (value != null) {
                 Comparable<Object> transformed = transform(field, value);
-                if (transformed == null || transformed.compareTo(parse(field, raw)) == 0) {
-                    return true;
+                uncomputed |= transformed == null;
+                if (transformed != null) {
+                    images.add(setKey(transformed));
                 }
             }
-            return false;
+        }
+        boolean anyValue = uncomputed;  // a literal whose image is not computed here may match any partition
+        // a null partition value comes from a null source value, which no comparison keeps
+        return new FieldTest(field, raw -> raw != null && (anyValue || !images.isEmpty() && images.contains(setKey(parse(field, raw)))));
+    }
+
+    /** A value as a set member equal where {@code compareTo} is 0 (decimals of one value and different scales). */
+    private static Object setKey(Object value) {
+        return value instanceof BigDecimal decimal ? decimal.stripTrailingZeros() : value;
+    }
+
+    /** A comparison ({@code <}, {@code <=}, {@code >}, {@code >=}) of a non-void field with one literal. */
+    private static boolean rangeMayMatch(Field field, Predicate predicate, String raw) {
+        Expression[] children = predicate.children();
+        String op = predicate.name();
+        if (raw == null) {
+            return false;  // a null partition value comes from a null source value, which no comparison keeps
         }
         Object value = ((Literal<?>) children[1]).value();
         if (value == null) {

@@ -113,4 +113,65 @@ public class IcebergPartitionFilterTest {
         assertTrue(FILTER.mayMatch(otherDay, json("[['id_bucket', 3]]")));
         assertTrue(FILTER.mayMatch(on("=", "v", Expressions.literal(1)), FILE));  // void rules nothing out
     }
+
+    /** A literal that counts how often its value is read. */
+    private static final class CountedLiteral implements org.apache.spark.sql.connector.expressions.Literal<Integer> {
+        private final int value;
+        private final int[] reads;
+
+        CountedLiteral(int value, int[] reads) {
+            this.value = value;
+            this.reads = reads;
+        }
+
+        @Override
+        public Integer value() {
+            reads[0]++;
+            return value;
+        }
+
+        @Override
+        public org.apache.spark.sql.types.DataType dataType() {
+            return DataTypes.IntegerType;
+        }
+    }
+
+    @Test
+    public void aLongInListIsTransformedOnceForAllSplits() {
+        // a runtime filter from a join on a date key: thousands of values tested against every split of a fact table
+        IcebergPartitionFilter byDate = IcebergPartitionFilter.of(json(
+                "{'partition_fields': [{'name': 'd', 'source': 'date_sk', 'transform': 'identity'}]}"),
+                new StructType().add("date_sk", DataTypes.IntegerType));
+        int[] reads = {0};
+        Expression[] children = new Expression[3001];
+        children[0] = Expressions.column("date_sk");
+        for (int i = 0; i < 3000; i++) {
+            children[i + 1] = new CountedLiteral(1000 + 7 * i, reads);
+        }
+        IcebergPartitionFilter.SplitTest test = byDate.compile(p("IN", children));
+        assertEquals(3000, reads[0]);
+        int kept = 0;
+        for (int day = 0; day < 2000; day++) {
+            boolean expected = day >= 1000 && (day - 1000) % 7 == 0;
+            assertEquals("day " + day, expected, test.mayMatch(json("[['d', '" + day + "']]")));
+            kept += expected ? 1 : 0;
+        }
+        assertEquals(143, kept);
+        assertEquals("splits are tested against the values read once, not per split", 3000, reads[0]);
+        assertFalse(test.mayMatch(json("[['d', null]]")));
+    }
+
+    @Test
+    public void decimalInListIgnoresScale() {
+        IcebergPartitionFilter byPrice = IcebergPartitionFilter.of(json(
+                "{'partition_fields': [{'name': 'p', 'source': 'price', 'transform': 'identity'}]}"),
+                new StructType().add("price", DataTypes.createDecimalType(7, 2)));
+        Expression onePointFive = new LiteralValue<>(org.apache.spark.sql.types.Decimal.apply("1.50"),
+                DataTypes.createDecimalType(7, 2));
+        Expression two = new LiteralValue<>(org.apache.spark.sql.types.Decimal.apply("2.00"), DataTypes.createDecimalType(7, 2));
+        Predicate in = p("IN", Expressions.column("price"), onePointFive, two);
+        assertTrue(byPrice.mayMatch(in, json("[['p', '1.5']]")));
+        assertTrue(byPrice.mayMatch(in, json("[['p', '2']]")));
+        assertFalse(byPrice.mayMatch(in, json("[['p', '1.51']]")));
+    }
 }
