@@ -192,6 +192,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         for started in running.values():
             started.stop()
         listener.close()
+        if thrift_listener is not None:
+            thrift_listener.close()
         raise
     app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift,
                      thrift_listener=thrift_listener)

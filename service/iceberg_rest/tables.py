@@ -150,11 +150,11 @@ def router(context: IcebergContext) -> APIRouter:
             location = context.hive(catalog).load_table((database, name)).location()
             context.hive(catalog).drop_table((database, name))
             changes.append((ChangeKind.DROPPED, CatalogObject.for_table(database, name)))
-            if purge:  # every file under the table's location: data, deletes and metadata, as DROP TABLE ... PURGE
-                left = delete_remaining(location, catalog.storage)
-                if left:
-                    raise IcebergError(500, "ServiceFailureException", f"table '{database}.{name}' was dropped, but files "
-                                                                       f"of it remain under {location} (e.g. {', '.join(left)})")
+        if purge:  # every file under the table's location, once the drop is recorded (as DROP TABLE ... PURGE does)
+            left = delete_remaining(location, catalog.storage)
+            if left:
+                raise IcebergError(500, "ServiceFailureException", f"table '{database}.{name}' was dropped, but files "
+                                                                   f"of it remain under {location} (e.g. {', '.join(left)})")
         return Response(status_code=204)
 
     @routes.post("/tables/rename", status_code=204)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import time
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -41,6 +42,8 @@ from service.iceberg_rest.view_metadata import (
 from service.routes._common import Who
 
 __all__ = ["ICEBERG_VIEW", "is_iceberg_view", "router"]
+
+_log = logging.getLogger(__name__)
 
 ICEBERG_VIEW = "ICEBERG-VIEW"  # HiveOperationsBase.ICEBERG_VIEW_TYPE_VALUE, upper-cased as Java stores it
 _VIRTUAL_VIEW = "VIRTUAL_VIEW"
@@ -172,7 +175,11 @@ def router(context: IcebergContext) -> APIRouter:
             try:
                 catalog.client.create_table(_hive_view(database, name, metadata, location, None))  # type: ignore[attr-defined]
             except AlreadyExistsError:
+                _forget_file(io_for(catalog, location), location)
                 raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists") from None
+            except BaseException:
+                _forget_file(io_for(catalog, location), location)  # no view points at it
+                raise
             changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
         return view_answer(location, metadata)
 
@@ -215,7 +222,11 @@ def router(context: IcebergContext) -> APIRouter:
                 table = _hive_view(database, name, metadata, location, previous, base=current)
                 for key in set(base.properties) - set(metadata.properties):
                     table.parameters.pop(key, None)
-                catalog.client.alter_table(database, name, table)  # type: ignore[attr-defined]
+                try:
+                    catalog.client.alter_table(database, name, table)  # type: ignore[attr-defined]
+                except BaseException:
+                    _forget_file(io_for(catalog, location), location)  # the view still points at the previous file
+                    raise
             changes.append((ChangeKind.CHANGED, CatalogObject.for_table(database, name)))
         return view_answer(location, metadata)
 
@@ -250,3 +261,11 @@ def router(context: IcebergContext) -> APIRouter:
         return Response(status_code=204)
 
     return routes
+
+
+def _forget_file(io: Any, location: str) -> None:
+    """Delete a metadata file no view came to point at (a failed create or replace), as Iceberg's own client does."""
+    try:
+        io.delete(location)
+    except Exception as error:  # noqa: BLE001 - the answer is the failure that came first; a stray file is only logged
+        _log.warning("could not delete the unused view metadata file %s: %s", location, error)

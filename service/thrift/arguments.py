@@ -19,7 +19,8 @@ from hive_metastore import ThriftHiveMetastore
 
 __all__ = ["argument_names", "databases_in", "rename_arguments", "rename_databases"]
 
-_DATABASE_FIELDS = frozenset({"dbname", "db_name", "databasename", "db"})
+_DATABASE_FIELDS = frozenset({"dbname", "db_name", "databasename", "db", "table_db", "pktable_db", "fktable_db",
+                              "parent_db_name", "foreign_db_name"})
 _CATALOG_FIELDS = frozenset({"catname", "cat_name"})
 
 Rename = Callable[[str], str]

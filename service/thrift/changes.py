@@ -31,7 +31,7 @@ __all__ = ["ChangePlan", "is_change", "plan_change", "run_change"]
 
 _CHANGE_PREFIXES = ("create_", "alter_", "drop_", "add_", "append_", "rename_", "exchange_", "truncate_", "update_",
                     "delete_", "set_aggr_stats_for", "markpartitionforevent", "grant_", "revoke_", "seed_", "remove_",
-                    "set_", "cm_recycle", "fire_listener_event")
+                    "set_", "cm_recycle", "fire_listener_event", "compact")
 _NOT_CHANGES = frozenset({"set_ugi", "setmetaconf"})  # a connection's own state, not the metastore's
 _TABLE_FIELDS = frozenset({"tbl_name", "tblname", "table_name", "tablename", "name"})
 
@@ -75,6 +75,9 @@ def _struct_tables(value: Any) -> list[str]:
             text = getattr(value, spec[2], None)
             if isinstance(text, str):
                 found.append(text.lower())
+    inner = getattr(value, "table", None)  # Hive 4's request structs (CreateTableRequest, AlterTableRequest) carry the Table
+    if not found and type(inner).__name__ == "Table":
+        found.extend(_struct_tables(inner))
     return found
 
 
@@ -167,7 +170,8 @@ def _renamed_to(args: tuple[Any, ...], database: str, table: str, route: Route,
                 names: FederatedNames | None) -> tuple[str, str] | None:
     """The new name of an altered table, None if it keeps its name. The new struct's ``dbName`` is the client's
     name (``other__db`` for database ``db`` of catalog ``other``), read back into the catalog's own."""
-    new = next((value for value in args if type(value).__name__ == "Table"), None)
+    tables = [getattr(value, "table", None) if type(value).__name__.endswith("Request") else value for value in args]
+    new = next((value for value in tables if type(value).__name__ == "Table"), None)
     if new is None or not new.tableName:
         return None
     new_database = (new.dbName or database).lower()

@@ -32,6 +32,7 @@ class Caller:
     address: str
     user: str = ""
     groups: list[str] = field(default_factory=list)
+    meta_conf: dict[str, str] = field(default_factory=dict)  # setMetaConf's values, this connection's own
 
 
 @dataclass

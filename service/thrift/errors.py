@@ -43,14 +43,15 @@ def metastore_exception(method: str, error: BaseException) -> TException:
     """The exception to answer ``method``'s caller with for ``error``."""
     declared = declared_exceptions(method)
     message = str(error) or type(error).__name__
-    if not declared:  # a call that declares no exception: the processor passes an application error on as it is
-        return TApplicationException(TApplicationException.INTERNAL_ERROR, message)
     if isinstance(error, NotFoundError) and ttypes.NoSuchObjectException in declared:
         return ttypes.NoSuchObjectException(message=message)
     if isinstance(error, AlreadyExistsError) and ttypes.AlreadyExistsException in declared:
         return ttypes.AlreadyExistsException(message=message)
-    if ttypes.MetaException not in declared and declared:
-        return declared[0](message=message)  # type: ignore[call-arg]
+    if ttypes.MetaException not in declared:
+        if isinstance(error, EndpointRefusal) and declared:  # a refused transaction call: its own kind, saying why
+            return declared[0](message=message)  # type: ignore[call-arg]
+        # not for a failure: a NoSuchLockException for an outage would tell the client its lock is gone
+        return TApplicationException(TApplicationException.INTERNAL_ERROR, message)
     return ttypes.MetaException(message=message)
 
 

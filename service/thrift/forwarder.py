@@ -20,8 +20,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from thrift.Thrift import TApplicationException
+
 from hms_catalog.client.metastore import MetastoreClient
-from hms_catalog.errors import MetastoreUnavailableError
+from hms_catalog.errors import MetastoreUnavailableError, UnsupportedCallError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog
 from service.thrift.arguments import argument_names, databases_in, rename_arguments, rename_databases
@@ -44,7 +46,8 @@ class Forwarder:
 
     def route_of(self, method: str, args: tuple[Any, ...]) -> Route:
         """The catalog that owns the call (the primary when it names nothing)."""
-        routes = {self.names.route(database, catalog) for database, catalog in databases_in(method, args)}
+        found = databases_in(method, args)
+        routes = {self.names.route(database, catalog) for database, catalog in found}
         catalogs = {route.catalog for route in routes}
         with self._lock:
             issued = {self._owners[each] for each in _ids_in(method, args) if each in self._owners}
@@ -52,8 +55,9 @@ class Forwarder:
             raise EndpointRefusal(
                 f"{method} names objects of catalogs {', '.join(sorted(catalogs | issued))} (a transaction or lock "
                 "of one metastore used with another's tables): one call goes to one metastore")
-        if routes:
-            return sorted(routes, key=lambda route: route.database)[0]
+        if routes:  # the outermost name (an alter's table, not its new struct's database, which a rename changes)
+            first, catalog = found[0]
+            return self.names.route(first, catalog)
         return Route(next(iter(issued)) if issued else self.names.primary, "")
 
     def catalog(self, route: Route) -> ExternalCatalog:
@@ -74,6 +78,8 @@ class Forwarder:
         inward = self._inward(route.catalog)
         try:
             answer = client.pool.call(method, *rename_arguments(method, args, inward, client.metastore_catalog))
+        except UnsupportedCallError as error:  # as the metastore answers it, so a client falls back to an older call
+            raise TApplicationException(TApplicationException.UNKNOWN_METHOD, f"catalog '{catalog.name}': {error}") from error
         except MetastoreUnavailableError as error:  # ours, not the metastore's answer: say whose metastore failed
             raise MetastoreUnavailableError(f"catalog '{catalog.name}': {error}") from error
         self._remember(method, answer, route.catalog)

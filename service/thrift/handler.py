@@ -86,7 +86,13 @@ class ConnectionHandler(TableReads, PartitionReads):
 
     @translated("getMetaConf")
     def getMetaConf(self, key: str) -> str:  # noqa: N802
+        if key in self.caller.meta_conf:
+            return self.caller.meta_conf[key]
         return str(self.endpoint.forwarder.call("getMetaConf", (key,)))
+
+    def setMetaConf(self, key: str, value: str) -> None:  # noqa: N802
+        """Kept for this connection only: forwarded, it would change a pooled connection every client shares."""
+        self.caller.meta_conf[key] = value
 
     # Everything else ---------------------------------------------------------------------------------
 

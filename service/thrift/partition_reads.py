@@ -92,11 +92,11 @@ class _Partitions:
                     found[name] = partition
         return [found[name] for name in names if name in found]
 
-    def remember(self, partitions: Sequence[ttypes.Partition]) -> None:
-        """Cache whole partitions the metastore answered (a forwarded filter)."""
+    def remember(self, partitions: Sequence[ttypes.Partition], ticket: int) -> None:
+        """Cache whole partitions the metastore answered (a forwarded filter); ``ticket``: taken before the call,
+        so a change while it ran keeps its answer out of the cache."""
         cache = self.catalog.caches.partitions
         keys = [key.name for key in self.catalog.table(self.database, self.table).thrift.partitionKeys or ()]
-        ticket = cache.ticket()
         for partition in partitions:
             cache.put(self.key(make_partition_name(keys, partition.values or [])), partition, ticket=ticket)
 
@@ -170,8 +170,9 @@ class PartitionReads:
         names = self._filtered(partitions, filter)
         if names is not None:
             return self._answer(route, partitions.objects(_limited(names, max_parts)))
+        ticket = partitions.catalog.caches.partitions.ticket()
         found = partitions.catalog.client.get_partitions_by_filter(route.database, partitions.table, filter, max_parts)
-        partitions.remember(found)
+        partitions.remember(found, ticket)
         return self._answer(route, found)
 
     @translated("get_num_partitions_by_filter")

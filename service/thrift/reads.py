@@ -37,8 +37,7 @@ class TableReads:
 
     @translated("get_databases")
     def get_databases(self, pattern: str | None) -> list[str]:
-        matcher = hive_pattern(pattern)
-        return [name for name in self._database_names() if matcher.fullmatch(name)]
+        return self._matching_databases(pattern)
 
     @translated("get_database")
     def get_database(self, name: str) -> ttypes.Database:
@@ -81,13 +80,10 @@ class TableReads:
 
     @translated("get_table_meta")
     def get_table_meta(self, db_patterns: str | None, tbl_patterns: str | None, tbl_types: list[str] | None) -> list[Any]:
-        databases = hive_pattern(db_patterns)
         tables = hive_pattern(tbl_patterns)
         types = {kind.upper() for kind in tbl_types or ()}
         found = []
-        for external in self._database_names():
-            if not databases.fullmatch(external):
-                continue
+        for external in self._matching_databases(db_patterns):
             route = self.endpoint.names.route(external)
             database = self.endpoint.catalog(route).database(route.database)
             wanted = [name for name in database.table_names() if tables.fullmatch(name)]
@@ -130,6 +126,20 @@ class TableReads:
     def _tables(self, route: Route, names: list[str]) -> list[ttypes.Table]:
         database = self.endpoint.catalog(route).database(route.database)
         return [self.endpoint.outward(route, metadata.table) for metadata in database.tables_metadata(names)]
+
+    def _matching_databases(self, pattern: str | None) -> list[str]:
+        """The databases a pattern names. Hive 3+ clients name a catalog in it, ``@hive#`` for every database of the
+        default catalog (``getAllDatabases``), ``@hive#sales*``: a catalog of the home then narrows the answer to its
+        own databases; Hive's default catalog, or the primary, means them all."""
+        catalog: str | None = None
+        if pattern is not None and pattern.startswith("@") and "#" in pattern:
+            catalog, pattern = pattern[1:].split("#", 1)
+            pattern = None if pattern in ("", "!") else pattern
+        matcher = hive_pattern(pattern)
+        names = self.endpoint.names
+        narrowed = catalog is not None and catalog.lower() != names.primary and catalog.lower() in names.catalogs()
+        return [name for name in self._database_names() if matcher.fullmatch(name)
+                and (not narrowed or names.route(name).catalog == (catalog or "").lower())]
 
     def _database_names(self) -> list[str]:
         """Every catalog's databases in the client's names; a catalog that does not answer in time is left out."""

@@ -153,10 +153,13 @@ class ThriftEndpoint:
                 connection, address = self.listener.accept()
             except TimeoutError:
                 continue
-            except OSError:
+            except OSError as error:
                 if self._stopping.is_set():
                     return
-                raise
+                # out of descriptors, say: the clients connected go on; accepting again after a pause
+                _log.warning("thrift endpoint could not accept a connection: %s", error)
+                self._stopping.wait(_ACCEPT_POLL_SECONDS)
+                continue
             connection.settimeout(None)
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:

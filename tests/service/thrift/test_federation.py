@@ -73,6 +73,26 @@ def test_hive3_catalog_names_reach_the_catalog(endpoint: Endpoint, client: Metas
     assert client.get_table_req(ttypes.GetTableRequest(dbName=db, tblName="t", catName="hive")).table.dbName == db
 
 
+def test_hive3_database_patterns_name_a_catalog(endpoint: Endpoint, client: MetastoreThriftClient, db: str) -> None:
+    every = client.get_all_databases()
+    assert client.get_databases("@hive#") == every  # Hive 3+'s getAllDatabases: the default catalog, all of the home
+    assert client.get_databases(f"@hive#{db}") == [db]
+    others = client.get_databases("@other#")
+    assert f"other__{db}" in others and all(name.startswith("other__") for name in others)
+    assert client.get_databases(f"@other#other__{db}") == [f"other__{db}"]
+    assert {(m.dbName, m.tableName) for m in client.get_table_meta(f"@other#other__{db}", "*", None)} == {
+        (f"other__{db}", "t"), (f"other__{db}", "u")}
+
+
+def test_meta_conf_set_by_a_client_is_its_connection_s_own(endpoint: Endpoint, client: MetastoreThriftClient) -> None:
+    key = "hive.metastore.try.direct.sql"
+    default = client.getMetaConf(key)
+    client.setMetaConf(key, "false" if default == "true" else "true")
+    assert client.getMetaConf(key) != default
+    with thrift_client(endpoint.port) as second:
+        assert second.getMetaConf(key) == default  # not set on a pooled connection every client shares
+
+
 def test_an_unknown_prefix_is_a_primary_database_name(endpoint: Endpoint, client: MetastoreThriftClient,
                                                       admin: hms.Admin, unique_name: str) -> None:
     name = f"nocatalog__{unique_name}"
