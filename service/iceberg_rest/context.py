@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -27,6 +27,7 @@ from hms_catalog.model import ExternalCatalog
 from hms_catalog.refresh_log import RefreshRecord
 from service.access import Access, Principal
 from service.iceberg_rest.errors import IcebergError
+from service.iceberg_rest.paging import page
 from service.state import ServiceState
 
 __all__ = ["IcebergContext", "NAMESPACE_SEPARATOR", "namespace_of"]
@@ -70,6 +71,16 @@ class IcebergContext:
         if database not in catalog.database_names():
             raise IcebergError(404, "NoSuchNamespaceException", f"namespace '{database}' does not exist in catalog "
                                                                 f"'{catalog.name}'")
+
+    def listed(self, catalog: ExternalCatalog, namespace: str, keep: Callable[[Any], bool], page_token: str | None,
+               page_size: int | None) -> dict[str, Any]:
+        """One page of a namespace's tables whose cached metadata ``keep`` accepts (Iceberg tables, or views), as the
+        spec's ListTablesResponse: the same answer for tables and views."""
+        self.database_exists(catalog, namespace)
+        database = catalog.database(namespace)
+        names = [m.table.tableName.lower() for m in database.tables_metadata(database.table_names()) if keep(m)]
+        shown, token = page(names, page_token, page_size)
+        return {"identifiers": [{"namespace": [namespace], "name": name} for name in shown], "next-page-token": token}
 
     def metadata_location(self, catalog: ExternalCatalog, database: str, table: str) -> str:
         """The current metadata file of an Iceberg table (from the catalog's cache); 404 for anything else."""

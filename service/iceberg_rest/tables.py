@@ -20,7 +20,6 @@ from hms_catalog.formats.detect import TableFormat, TableKind
 from service.access import Access
 from service.iceberg_rest.context import IcebergContext, namespace_of
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
-from service.iceberg_rest.paging import page
 from service.routes._common import Who
 
 __all__ = ["Payload", "RenameRequest", "json_answer", "router", "single", "table_answer"]
@@ -74,6 +73,10 @@ def single(identifier: _Identifier) -> tuple[str, str]:
     return identifier.namespace[0].lower(), identifier.name.lower()
 
 
+def _is_iceberg_table(metadata: Any) -> bool:
+    return metadata.detection.format is TableFormat.ICEBERG and metadata.detection.kind is TableKind.TABLE
+
+
 def router(context: IcebergContext) -> APIRouter:
     routes = APIRouter(prefix="/iceberg/v1/{prefix}", route_class=IcebergRoute, tags=["iceberg"], include_in_schema=False)
 
@@ -83,13 +86,7 @@ def router(context: IcebergContext) -> APIRouter:
                     page_size: Annotated[int | None, Query(alias="pageSize", ge=1)] = None) -> dict[str, Any]:
         catalog = context.catalog(prefix)
         context.read(principal, catalog)
-        name = namespace_of(namespace)
-        context.database_exists(catalog, name)
-        database = catalog.database(name)
-        iceberg = [m.table.tableName.lower() for m in database.tables_metadata(database.table_names())
-                   if m.detection.format is TableFormat.ICEBERG and m.detection.kind is TableKind.TABLE]
-        names, token = page(iceberg, page_token, page_size)
-        return {"identifiers": [{"namespace": [name], "name": table} for table in names], "next-page-token": token}
+        return context.listed(catalog, namespace_of(namespace), _is_iceberg_table, page_token, page_size)
 
     @routes.post("/namespaces/{namespace}/tables")
     def create_table(prefix: str, namespace: str, payload: Payload, request: Request, principal: Who) -> Response:

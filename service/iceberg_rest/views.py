@@ -29,7 +29,6 @@ from hms_catalog.formats.detect import TableKind
 from hms_catalog.model import ExternalCatalog
 from service.iceberg_rest.context import IcebergContext, namespace_of
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
-from service.iceberg_rest.paging import page
 from service.iceberg_rest.tables import Payload, RenameRequest, json_answer, single
 from service.iceberg_rest.view_metadata import (
     apply_view_updates,
@@ -146,13 +145,9 @@ def router(context: IcebergContext) -> APIRouter:
                    page_size: Annotated[int | None, Query(alias="pageSize", ge=1)] = None) -> dict[str, Any]:
         catalog = context.catalog(prefix)
         context.read(principal, catalog)
-        name = namespace_of(namespace)
-        context.database_exists(catalog, name)
-        database = catalog.database(name)
-        views = [m.table.tableName.lower() for m in database.tables_metadata(database.table_names())
-                 if is_iceberg_view(m.table.tableType, m.table.parameters)]
-        names, token = page(views, page_token, page_size)
-        return {"identifiers": [{"namespace": [name], "name": view} for view in names], "next-page-token": token}
+        return context.listed(catalog, namespace_of(namespace),
+                              lambda metadata: is_iceberg_view(metadata.table.tableType, metadata.table.parameters),
+                              page_token, page_size)
 
     @routes.post("/namespaces/{namespace}/views")
     def create_view(prefix: str, namespace: str, payload: Payload, request: Request, principal: Who) -> Response:
