@@ -8,7 +8,8 @@ RECOVER PARTITIONS, always before the staging folders of dead jobs are deleted (
 set-aside files live there).
 
 A log marked done has its deletes taken, and its change recorded when the process died before recording
-it; any other is undone step by step, newest first. Either way the table's caches are dropped.
+it; a log whose whole change was written down first (ADD PARTITION's) is completed and recorded the same
+way (:mod:`hms_catalog.commits.undo` says why); any other is undone step by step, newest first. Either way the table's caches are dropped.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
         with catalog.ddl_locks.hold((database, name)):
             try:
                 if log.done:
+                    log.finish()
+                elif log.forward is not None:
+                    _log.warning("completing the unfinished change %s of %s.%s.%s", log.path, catalog.name, database, name)
+                    if not isinstance(catalog.client, MetastoreWrites):
+                        raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to complete {log.path} in")
+                    log.complete(catalog.client)
                     log.finish()
                 else:
                     _log.warning("undoing the unfinished commit %s of %s.%s.%s", log.path, catalog.name, database, name)

@@ -9,6 +9,14 @@ log *before* it is taken: a step that may or may not have happened when the proc
 anyway, so every undo is idempotent (a rename back only when the target is there and the source is not,
 ``if_exists`` drops, ``if_not_exists`` adds, a restore of the old definition).
 
+A killed process's last call may still be running in the metastore when the next start looks: the
+metastore finishes a call whose client went away, and nothing tells when. An undo that drops what that call
+adds could run before it commits, and the call land after the undo. A change whose whole intent is written
+down first (:meth:`UndoLog.will_complete`: ADD PARTITION's partitions) is therefore completed by a restart
+instead of undone: adding what is missing converges whatever the abandoned call does, since it never
+skips a partition that exists and so fails once they all do. A failure in a running process is still undone
+(its calls have answered).
+
 The log is a JSON file in the process's commit folder (see :mod:`hms_catalog.commits.recovery`), replaced
 atomically at each step. Without a folder (a catalog built in memory) it is kept in memory only: a
 failure is still undone, a killed process's commit is not.
@@ -20,6 +28,7 @@ import base64
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +39,7 @@ from thrift.TSerialization import deserialize, serialize
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.writes import MetastoreWrites
-from hms_catalog.errors import NotFoundError
+from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
 from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
@@ -65,6 +74,7 @@ class UndoLog:
     source: str = "write"  # what made the change (a ChangeSource value), for a restart that records it
     closed: Callable[[], None] = lambda: None  # told when the log is removed
     storage: StorageResolver = field(default_factory=StorageResolver)  # the catalog's: how its files are reached
+    forward: dict[str, Any] | None = None  # what completes the change, taken by a restart instead of the undo
     _moves: list[tuple[str, str]] = field(default_factory=list)  # renames written down with the next step
 
     @classmethod
@@ -102,6 +112,18 @@ class UndoLog:
         """Write down a step about to be taken (undone on failure whether or not it was taken)."""
         self.move_now()
         self._step({"op": op, **step})
+
+    def will_complete(self, op: str, **intent: Any) -> None:
+        """Write down the whole of the change before its first step: a restart after a kill completes it
+        (see the module's docstring) rather than undoing it."""
+        self.forward = {"op": op, **intent}
+        self._append({"forward": self.forward})
+
+    def complete(self, client: MetastoreWrites) -> None:
+        """Complete a killed process's change from its written-down intent, then mark the log done."""
+        assert self.forward is not None, "only a change written down with will_complete is completed"
+        _COMPLETE[self.forward["op"]](client, self.forward, self.storage)
+        self.mark_done()
 
     def forget_last(self) -> None:
         """The last step written down was not taken and must not be undone (it failed without effect)."""
@@ -193,6 +215,8 @@ class UndoLog:
         for record in records[1:]:
             if "op" in record:
                 log.steps.append(record)
+            elif "forward" in record:
+                log.forward = record["forward"]
             elif record.get("forget"):
                 log.steps.pop()
             elif record.get("done"):
@@ -218,6 +242,38 @@ def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
         staging.delete_if_no_objects(storage, target)
 
 
+COMPLETE_PATIENCE = 180.0  # seconds a completion keeps trying while an abandoned call holds its partitions
+_COMPLETE_BATCH = 1000  # partitions per add_partitions call of a completion
+
+
+def _complete_added_partitions(client: MetastoreWrites, intent: dict[str, Any], storage: StorageResolver, *,
+                               patience: float = COMPLETE_PATIENCE) -> None:
+    """Add whichever of the intended partitions are missing. While the abandoned call's transaction holds
+    some of their names (the metastore keeps a table's partition names unique), an add fails once it commits;
+    the next try finds them and skips them. A failed try may have removed folders the abandoned call's
+    partitions needed (the metastore takes away the folders its failed call made), so every partition's
+    folder is made again if it is missing."""
+    partitions = [decode_struct(text, ttypes.Partition) for text in intent["partitions"]]
+    deadline = time.monotonic() + patience
+    retried = False
+    for start in range(0, len(partitions), _COMPLETE_BATCH):
+        batch = partitions[start : start + _COMPLETE_BATCH]
+        while True:
+            try:
+                client.add_partitions(batch, if_not_exists=True)
+                break
+            except (MetastoreError, AlreadyExistsError):
+                if time.monotonic() > deadline:
+                    raise
+                retried = True
+                time.sleep(0.2)
+    if retried:
+        for partition in partitions:
+            location = partition.sd.location if partition.sd is not None else None
+            if location and not staging.exists(storage, location):
+                staging.make_folder(storage, location)
+
+
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
     client.drop_partitions(step["database"], step["table"], step["names"], delete_data=False, if_exists=True)
 
@@ -241,8 +297,6 @@ def _created_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
 
 
 def _dropped_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
-    from hms_catalog.errors import AlreadyExistsError
-
     with contextlib.suppress(AlreadyExistsError):
         client.create_table(decode_struct(step["old"], ttypes.Table))
     partitions = [decode_struct(text, ttypes.Partition) for text in step.get("partitions", [])]
@@ -274,4 +328,8 @@ _UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {
     "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
     "dropped_partitions": _dropped_partitions, "altered_table": _altered_table, "created_table": _created_table,
     "dropped_table": _dropped_table, "renamed_table": _renamed_table,
+}
+
+_COMPLETE: dict[str, Callable[[MetastoreWrites, dict[str, Any], StorageResolver], None]] = {
+    "add_partitions": _complete_added_partitions,
 }

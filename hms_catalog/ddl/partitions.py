@@ -2,7 +2,8 @@
 
 Partitions are added with ``add_partitions_req`` in batches of :data:`BATCH` (one call per batch, one
 metastore event each); if a later batch fails, the partitions the statement added before it are dropped
-again, so the table is left as it was. Dropping takes every partition a (possibly partial) spec matches,
+again, so the table is left as it was; a process killed in the middle has its statement completed by the
+next start. Dropping takes every partition a (possibly partial) spec matches,
 by name, in batches; a managed table's partition files go with it, an external one's stay. RECOVER
 PARTITIONS (``MSCK REPAIR TABLE``) lists the table's folders once and adds the ``k=v`` folders the
 metastore lacks; with SYNC it also drops the partitions whose folder is gone (their own location, which may
@@ -15,6 +16,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits.undo import encode_struct
 from hms_catalog.ddl.alter import partition_provider
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, RecordedChanges, table_locked
 from hms_catalog.ddl.locations import check_location, delete_remaining
@@ -47,12 +49,14 @@ def _partitioned(ctx: DdlContext, database: str, name: str, action: str) -> ttyp
 
 def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partitions: list[ttypes.Partition], *,
          if_not_exists: bool) -> int:
-    """Add in batches, each written to an undo log first: a failure, or a process killed in the middle,
-    leaves none of them."""
+    """Add in batches, each written to an undo log first: a failure leaves none of them. The whole set is
+    written down before the first batch, so a process killed in the middle leaves them to the next start to
+    complete (the metastore may still be adding the batch it was killed in; see hms_catalog.commits.undo)."""
     database, name = struct.dbName.lower(), struct.tableName.lower()
     keys = [k.name.lower() for k in struct.partitionKeys]
     added = 0
     with ctx.undoable(changes, database, name) as log:
+        log.will_complete("add_partitions", partitions=[encode_struct(p) for p in partitions])
         for start in range(0, len(partitions), BATCH):
             batch = partitions[start : start + BATCH]
             if if_not_exists:
