@@ -22,7 +22,7 @@ from service.tokens import TokenTable
 __all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "TOKEN_EXCHANGE", "principal_of"]
 
 PRINCIPAL = "hms_catalog.principal"  # the scope key under which the gate leaves whose token a request carries
-TOKEN_EXCHANGE = "hms_catalog.token_exchange"  # the key under which the Iceberg OAuth endpoint finds (tokens, issued)
+TOKEN_EXCHANGE = "hms_catalog.token_exchange"  # the key under which the Iceberg OAuth endpoint finds its IssuedTokens
 _ICEBERG = "/iceberg/"
 _OAUTH_PATH = "/iceberg/v1/oauth/tokens"  # the Iceberg client-credentials exchange: credentials, not a bearer token
 _OPEN_PATHS = frozenset({"/v1/health", _OAUTH_PATH})
@@ -45,11 +45,11 @@ class Gate:
     def __init__(self, app: ASGIApp, tokens: TokenTable, issued: IssuedTokens | None = None) -> None:
         self.app = app
         self.tokens = tokens
-        self.issued = issued if issued is not None else IssuedTokens()
+        self.issued = issued if issued is not None else IssuedTokens(tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == _OAUTH_PATH:
-            scope[TOKEN_EXCHANGE] = (self.tokens, self.issued)
+            scope[TOKEN_EXCHANGE] = self.issued
         elif scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
             header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
             iceberg = scope["path"].startswith(_ICEBERG)

@@ -70,6 +70,21 @@ class TokenTable:
                 found = principal
         return found
 
+    def named(self, name: str) -> tuple[bytes, Principal] | None:
+        """The current digest and principal of the token named ``name`` (``admin`` for the server's own), or
+        None once it is gone: what an Iceberg token issued for it is checked against at every request."""
+        wanted = name.lower()
+        for digest, principal in [self._admin, *self._named()]:
+            if principal.name.lower() == wanted:
+                return digest, principal
+        return None
+
+    def signing_key(self, digest: bytes) -> bytes:
+        """A key for tokens issued on behalf of the token whose digest is ``digest``: derived from the server's
+        own token as well, so a reader of the store (which holds digests) cannot make one, and every replica
+        started with the same server token derives the same key."""
+        return hmac.new(self._admin[0], b"hms-catalog issued token\0" + digest, "sha256").digest()
+
     def _named(self) -> list[tuple[bytes, Principal]]:
         if self._stored is None or self._clock() - self._read_at < self._refresh_seconds:
             return self._entries

@@ -3,20 +3,23 @@
 An engine configured with credentials instead of a token (pyiceberg's ``credential``, DuckDB's
 ``CLIENT_ID``/``CLIENT_SECRET``, Spark's ``credential``) first posts them to ``/iceberg/v1/oauth/tokens``:
 ``client_id`` is a named token's name (``admin`` for the server's own) and ``client_secret`` that token, in the
-form body or in an HTTP Basic header. The answer is a new random bearer token with the same principal (so the
-same read/write access per catalog) that expires after :data:`ISSUED_TTL_SECONDS`. Issued tokens live in the
-memory of the process that issued them: a restarted service, or another replica, answers 401, on which
-pyiceberg and Iceberg's Java client exchange their credentials again. Only digests are kept.
+form body or in an HTTP Basic header. The answer is a bearer token valid for :data:`ISSUED_TTL_SECONDS`.
+
+An issued token holds no access of its own: it names the token it was issued for, its expiry and a
+signature keyed by that token's digest and the server's own token (:meth:`TokenTable.signing_key`). Each
+request checks it against the token table as it is then, so a named token that is revoked or replaced
+takes its issued tokens with it (within the table's re-read interval), a change of its access applies to
+them at once, and every replica that shares the store and the server token accepts them, a restarted one
+too. Nothing is kept per issued token.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
+import json
 import secrets
-import threading
 import time
 from collections.abc import Callable, Mapping
 
@@ -27,7 +30,7 @@ from service.tokens import TokenTable
 __all__ = ["ISSUED_TTL_SECONDS", "IssuedTokens", "OAuthError", "exchange"]
 
 ISSUED_TTL_SECONDS = 3600
-_MAX_ISSUED = 10_000  # the most live issued tokens kept; the oldest are forgotten first (their clients exchange again)
+_PREFIX = "hmsi."  # an issued token: hmsi.<claims>.<signature>, both base64url
 
 
 class OAuthError(Exception):
@@ -41,39 +44,50 @@ class OAuthError(Exception):
 
 
 class IssuedTokens:
-    """Bearer tokens issued by the exchange: digest -> (principal, expiry), bounded, expired ones dropped."""
+    """Issues and checks the exchange's bearer tokens against ``tokens``, the table the named ones come from.
+    ``clock`` is wall time (seconds since the epoch): the expiry is read by other replicas too."""
 
-    def __init__(self, ttl_seconds: float = ISSUED_TTL_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, tokens: TokenTable, ttl_seconds: float = ISSUED_TTL_SECONDS, clock: Callable[[], float] = time.time) -> None:
+        self.tokens = tokens
         self.ttl_seconds = ttl_seconds
         self._clock = clock
-        self._issued: dict[bytes, tuple[Principal, float]] = {}
-        self._lock = threading.Lock()
 
     def issue(self, principal: Principal) -> str:
-        token = "hmsi" + secrets.token_urlsafe(32)
-        now = self._clock()
-        with self._lock:
-            for digest in [d for d, (_, expiry) in self._issued.items() if expiry <= now]:
-                del self._issued[digest]
-            while len(self._issued) >= _MAX_ISSUED:
-                del self._issued[next(iter(self._issued))]
-            self._issued[_digest(token.encode("utf-8"))] = (principal, now + self.ttl_seconds)
-        return token
+        """A token on behalf of the named token of ``principal`` (which must be in the table)."""
+        found = self.tokens.named(principal.name)
+        assert found is not None, f"tokens are issued for tokens the table knows, not {principal.name!r}"
+        claims = _b64(json.dumps({"sub": principal.name, "exp": int(self._clock() + self.ttl_seconds),
+                                  "jti": secrets.token_hex(8)}, separators=(",", ":")).encode("utf-8"))
+        return f"{_PREFIX}{claims}.{_b64(self._signature(found[0], claims))}"
 
     def principal(self, header: str | None) -> Principal | None:
-        """Whose issued (and unexpired) token the ``Authorization`` header carries, or None."""
+        """The current principal of the named token an issued, unexpired, well-signed token in the
+        ``Authorization`` header was issued for, or None (401)."""
         given = bearer_token(header)
-        if given is None or not self._issued:
+        if given is None or not given.startswith(_PREFIX.encode()):
             return None
-        with self._lock:
-            found = self._issued.get(_digest(given))
-        if found is None or found[1] <= self._clock():
+        claims, _, signature = given[len(_PREFIX):].decode("ascii", "replace").partition(".")
+        try:
+            decoded = json.loads(_unb64(claims))
+            name, expiry = str(decoded["sub"]), float(decoded["exp"])
+            given_signature = _unb64(signature)
+        except (ValueError, KeyError, TypeError, binascii.Error):
             return None
-        return found[0]
+        found = self.tokens.named(name)
+        if found is None or not hmac.compare_digest(self._signature(found[0], claims), given_signature):
+            return None
+        return found[1] if expiry > self._clock() else None
+
+    def _signature(self, digest: bytes, claims: str) -> bytes:
+        return hmac.new(self.tokens.signing_key(digest), claims.encode("ascii"), "sha256").digest()
 
 
-def _digest(token: bytes) -> bytes:
-    return hashlib.sha256(token).digest()
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def _credentials(form: Mapping[str, str], authorization: str | None) -> tuple[str, str]:
@@ -94,14 +108,14 @@ def _credentials(form: Mapping[str, str], authorization: str | None) -> tuple[st
                                                "secret of a named token), in the form body or a Basic header")
 
 
-def exchange(form: Mapping[str, str], authorization: str | None, tokens: TokenTable, issued: IssuedTokens) -> dict[str, object]:
+def exchange(form: Mapping[str, str], authorization: str | None, issued: IssuedTokens) -> dict[str, object]:
     """The OAuth2 token answer for a client-credentials request (any scope); 401 ``invalid_client`` when the
     name and secret are not a known token's (which of the two was wrong is not said)."""
     grant = form.get("grant_type", "")
     if grant != "client_credentials":
         raise OAuthError(400, "unsupported_grant_type", f"grant_type must be client_credentials, got {grant!r}")
     name, secret = _credentials(form, authorization)
-    principal = tokens.principal(f"Bearer {secret}")
+    principal = issued.tokens.principal(f"Bearer {secret}")
     if principal is None or not hmac.compare_digest(principal.name.lower().encode(), name.lower().encode()):
         raise OAuthError(401, "invalid_client", "unknown client: client_id must be a named token's name and "
                                                   "client_secret that token")

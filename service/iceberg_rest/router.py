@@ -19,7 +19,6 @@ from service.iceberg_rest.errors import IcebergError, IcebergRoute
 from service.middleware import TOKEN_EXCHANGE
 from service.routes._common import Who
 from service.state import ServiceState
-from service.tokens import TokenTable
 
 __all__ = ["ENDPOINTS", "router"]
 
@@ -59,11 +58,11 @@ def router(state: ServiceState) -> APIRouter:
         # The form is parsed here (application/x-www-form-urlencoded): FastAPI's Form needs python-multipart.
         found = request.scope.get(TOKEN_EXCHANGE)
         assert found is not None, "the gate hands the exchange its token tables"
-        known: tuple[TokenTable, IssuedTokens] = found
+        issued: IssuedTokens = found
         fields = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
         form = {key: values[-1] for key, values in fields.items()}
         try:
-            return JSONResponse(exchange(form, authorization, *known))
+            return JSONResponse(exchange(form, authorization, issued))
         except OAuthError as error:
             return JSONResponse({"error": error.code, "error_description": error.description}, status_code=error.status)
 

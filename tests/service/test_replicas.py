@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,38 @@ def test_named_tokens_set_on_one_replica_are_accepted_by_the_other(home: Path, t
             assert refused.status == 403 and refused.error()["type"] == "ForbiddenError" and "'ro'" in refused.error()["message"]
         assert two.request("GET", "/v1/catalogs", token="wrong-token-of-nobody-0000").status == 401
     assert read_token not in (home / "catalog.db").read_bytes().decode("latin-1")
+
+
+def test_an_iceberg_token_issued_by_one_replica_is_accepted_by_the_other_until_its_named_token_is_revoked(
+        home: Path, tmp_path: Path, metastore_uri: str) -> None:
+    """The Iceberg OAuth exchange's tokens are checked against the shared named tokens: another replica, or a
+    restarted one, accepts them; a ``serve --tokens`` that drops the named token ends them on every replica."""
+    tokens = tmp_path / "tokens.json"
+    read_token = "a-read-token-for-every-replica-0002"
+    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": read_token, "access": "read"}]}))
+    tokens.chmod(0o600)
+    none = tmp_path / "none.json"
+    none.write_text(json.dumps({"tokens": []}))
+    none.chmod(0o600)
+    form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": "ro", "client_secret": read_token}).encode()
+    config = "/iceberg/v1/config?warehouse=c"
+    with served(home, "--tokens", str(tokens)) as one:
+        client = one.client()
+        try:
+            client.create_catalog("c", hms_properties(metastore_uri))
+        finally:
+            client.close()
+        answer = one.request("POST", "/iceberg/v1/oauth/tokens", form, token=None,
+                             headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert answer.status == 200, answer
+        issued = answer.json()["access_token"]
+        assert one.request("GET", config, token=issued).status == 200
+    with served(home) as two:  # the issuer is gone: a replica that never saw the exchange
+        assert two.request("GET", config, token=issued).status == 200
+        with served(home, "--tokens", str(none)):
+            _eventually(lambda: two.request("GET", config, token=issued).status == 401, timeout=15)
+        refused = two.request("GET", config, token=issued)
+        assert refused.status == 401 and refused.json()["error"]["type"] == "NotAuthorizedException"
 
 
 def test_a_table_version_read_on_one_replica_is_the_one_the_other_checks(home: Path, metastore_uri: str, admin: Admin,

@@ -1,14 +1,17 @@
-"""The client-credentials exchange and the tokens it issues, in process: expiry, the bound, and refusals."""
+"""The client-credentials exchange and the tokens it issues, in process: expiry, revocation, replicas and refusals
+(a real pair of replicas in tests/service/test_replicas.py)."""
 
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 
+from hms_catalog.state import StoredToken
 from service.access import Access, Principal
 from service.iceberg_rest.auth import IssuedTokens, OAuthError, exchange
-from service.tokens import NamedToken, TokenTable
+from service.tokens import NamedToken, TokenTable, stored_tokens
 
 ADMIN_TOKEN = "admin-token-of-the-unit-tests-0001"
 READER = NamedToken(Principal("reader", Access.READ), "reader-token-of-the-unit-tests-02")
@@ -24,21 +27,22 @@ class Clock:
 
 def test_an_issued_token_has_the_principal_and_expires() -> None:
     clock = Clock()
-    issued = IssuedTokens(ttl_seconds=10, clock=clock)
+    clock.now = 1_800_000_000.0
+    issued = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER]), ttl_seconds=10, clock=clock)
     answer = exchange({"grant_type": "client_credentials", "client_id": "reader", "client_secret": READER.secret, "scope": "x"},
-                      None, TokenTable(ADMIN_TOKEN, [READER]), issued)
+                      None, issued)
     token = str(answer["access_token"])
     assert token not in (READER.secret, ADMIN_TOKEN) and answer["expires_in"] == 10
     assert issued.principal(f"Bearer {token}") == READER.principal
     assert issued.principal("Bearer something-else") is None and issued.principal(None) is None
-    clock.now = 10.5
+    clock.now += 10.5
     assert issued.principal(f"Bearer {token}") is None
 
 
 def test_basic_header_and_the_admin() -> None:
-    issued = IssuedTokens()
+    issued = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER]))
     basic = "Basic " + base64.b64encode(f"admin:{ADMIN_TOKEN}".encode()).decode()
-    answer = exchange({"grant_type": "client_credentials"}, basic, TokenTable(ADMIN_TOKEN, [READER]), issued)
+    answer = exchange({"grant_type": "client_credentials"}, basic, issued)
     principal = issued.principal(f"Bearer {answer['access_token']}")
     assert principal is not None and principal.access is Access.ADMIN
 
@@ -53,21 +57,43 @@ def test_basic_header_and_the_admin() -> None:
 ])
 def test_refusals(form: dict[str, str], header: str | None, status: int, code: str) -> None:
     with pytest.raises(OAuthError) as refused:
-        exchange(form, header, TokenTable(ADMIN_TOKEN, [READER]), IssuedTokens())
+        exchange(form, header, IssuedTokens(TokenTable(ADMIN_TOKEN, [READER])))
     assert (refused.value.status, refused.value.code) == (status, code)
     assert READER.secret not in refused.value.description
 
 
-def test_the_issued_tokens_are_bounded() -> None:
-    from service.iceberg_rest import auth
+def _stored(*named: NamedToken) -> list[StoredToken]:
+    return stored_tokens(named)
 
-    issued = IssuedTokens()
-    first = issued.issue(READER.principal)
-    bound = auth._MAX_ISSUED
-    auth._MAX_ISSUED = 3
-    try:
-        for _ in range(3):
-            issued.issue(READER.principal)
-    finally:
-        auth._MAX_ISSUED = bound
-    assert issued.principal(f"Bearer {first}") is None  # the oldest forgotten: its client exchanges again
+
+def test_a_revoked_or_replaced_token_takes_its_issued_tokens_with_it_and_a_changed_access_applies() -> None:
+    """The named tokens as the store holds them, re-read at every request (refresh 0): what an issued token
+    may do is what its named token may do now."""
+    store = [READER]
+    table = TokenTable(ADMIN_TOKEN, stored=lambda: _stored(*store), refresh_seconds=0)
+    issued = IssuedTokens(table)
+    token = issued.issue(READER.principal)
+    assert issued.principal(f"Bearer {token}") == READER.principal
+    writer = NamedToken(Principal("reader", Access.WRITE, ("sales",)), READER.secret)
+    store = [writer]
+    assert issued.principal(f"Bearer {token}") == writer.principal
+    store = [NamedToken(READER.principal, "a-new-secret-for-the-reader-00003")]
+    assert issued.principal(f"Bearer {token}") is None  # replaced: the old secret's issued tokens end with it
+    store = [READER]
+    assert issued.principal(f"Bearer {token}") == READER.principal
+    store = []
+    assert issued.principal(f"Bearer {token}") is None  # revoked
+
+
+def test_another_replica_with_the_same_server_token_accepts_it_and_a_forgery_is_refused() -> None:
+    token = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER])).issue(READER.principal)
+    assert IssuedTokens(TokenTable(ADMIN_TOKEN, [READER])).principal(f"Bearer {token}") == READER.principal
+    assert IssuedTokens(TokenTable("another-server-token-of-the-tests-9", [READER])).principal(f"Bearer {token}") is None
+    claims, signature = token.removeprefix("hmsi.").split(".")
+    forged = json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))
+    forged["sub"] = "admin"
+    forged_claims = base64.urlsafe_b64encode(json.dumps(forged).encode()).rstrip(b"=").decode()
+    issued = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER]))
+    assert issued.principal(f"Bearer hmsi.{forged_claims}.{signature}") is None
+    for garbage in ("hmsi.", "hmsi.x.y", "hmsi.!!!.???", f"hmsi.{claims}", token[:-2]):
+        assert issued.principal(f"Bearer {garbage}") is None
