@@ -33,7 +33,7 @@ ENDPOINTS = tuple(f"{method} /v1/{{prefix}}/{path}" for method, path in (
     ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
     ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
     ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
-    ("POST", "views/rename"),
+    ("POST", "views/rename"), ("POST", "namespaces/{namespace}/register-view"),
 ))
 
 

@@ -3,8 +3,10 @@
 pyiceberg 0.12 has the view metadata models (``pyiceberg.view.metadata``) but applies no view updates (its
 ``update_table_metadata`` knows tables only, and has no ``add-view-version``), so the spec's eight view updates
 are applied here as Iceberg's Java ``ViewMetadata.Builder`` applies them: an added schema or version identical
-to a known one reuses its id, ``-1`` names the last one added by the same request, and a change of the current
-version appends to the version log. Metadata files are named as ``BaseViewOperations`` names them
+to a known one reuses its id, ``-1`` names the last one added by the same request, a change of the current
+version appends to the version log, and versions past ``version.history.num-entries`` (10 by default) are
+expired (the current one and those the request added are kept; the log loses what comes before an expired
+version). Metadata files are named as ``BaseViewOperations`` names them
 (``<location>/metadata/<nnnnn>-<uuid>.metadata.json``, uncompressed).
 """
 
@@ -21,6 +23,8 @@ __all__ = ["apply_view_updates", "check_view_requirements", "metadata_file_for",
            "read_view_metadata", "write_view_metadata"]
 
 _LAST_ADDED = -1
+HISTORY_SIZE = "version.history.num-entries"  # Java's ViewProperties.VERSION_HISTORY_SIZE
+HISTORY_SIZE_DEFAULT = 10
 _FILE_NUMBER = re.compile(r"/(\d+)-[^/]*\.metadata\.json$")
 
 
@@ -75,11 +79,36 @@ class _Builder:
             "properties": dict(metadata.properties)}
         self.last_schema: int | None = None
         self.last_version: int | None = None
+        self.added_versions = 0
 
     def build(self) -> Any:
         from pyiceberg.view.metadata import ViewMetadata
 
+        self._expire_versions()
         return ViewMetadata(**self.fields)
+
+    def _expire_versions(self) -> None:
+        """Keep the newest versions (by id, as Java's builder), the current one always and every version this
+        request added; the version log keeps what follows the newest entry of an expired version."""
+        raw = self.fields["properties"].get(HISTORY_SIZE, str(HISTORY_SIZE_DEFAULT))
+        try:
+            size = int(raw)
+        except ValueError:
+            raise _bad(f"view property {HISTORY_SIZE} must be a whole number, got {raw!r}") from None
+        if size < 1:
+            raise _bad(f"view property {HISTORY_SIZE} must be at least 1, got {size}")
+        keep = max(self.added_versions + 1, size)
+        versions: list[Any] = self.fields["versions"]
+        if len(versions) <= keep:
+            return
+        current = self.fields["current-version-id"]
+        newest = sorted((v.version_id for v in versions if v.version_id != current), reverse=True)[: keep - 1]
+        kept = {current, *newest}
+        self.fields["versions"] = [v for v in versions if v.version_id in kept]
+        log: list[Any] = []
+        for entry in self.fields["version-log"]:
+            log = [*log, entry] if entry.version_id in kept else []
+        self.fields["version-log"] = log
 
 
 def _assign_uuid(state: _Builder, update: dict[str, Any]) -> None:
@@ -141,6 +170,7 @@ def _add_view_version(state: _Builder, update: dict[str, Any]) -> None:
     new_id = max((known.version_id for known in versions), default=0) + 1
     versions.append(version.model_copy(update={"version_id": new_id}))
     state.last_version = new_id
+    state.added_versions += 1
 
 
 def _same_version(one: Any, other: Any) -> bool:

@@ -178,6 +178,33 @@ def router(context: IcebergContext) -> APIRouter:
             changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
         return view_answer(location, metadata)
 
+    @routes.post("/namespaces/{namespace}/register-view")
+    def register_view(prefix: str, namespace: str, payload: Payload, request: Request, principal: Who) -> Response:
+        """A view made of a metadata file that exists (another catalog's, or one kept after a drop): the file is
+        read and checked, and the view points at it; nothing is written."""
+        catalog = context.catalog(prefix)
+        database = namespace_of(namespace)
+        name, location = payload.get("name"), payload.get("metadata-location")
+        if not isinstance(name, str) or not name or not isinstance(location, str) or not location:
+            raise IcebergError(400, "BadRequestException", "register-view needs 'name' and 'metadata-location' (strings)")
+        name = name.lower()
+        with context.changing(request, principal, catalog, "REGISTER VIEW", f"register Iceberg view {database}.{name} at "
+                              f"{location}", [(database, name)], [("CREATE_TABLE", database, name, 1)]) as changes:
+            context.database_exists(catalog, database)
+            if name in catalog.client.get_all_tables(database):
+                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists")
+            try:
+                metadata = read_view_metadata(io_for(catalog, location), location)
+            except (OSError, ValueError) as error:
+                raise IcebergError(400, "BadRequestException", f"no view metadata could be read at {location}: "
+                                                               f"{type(error).__name__}: {error}") from None
+            try:
+                catalog.client.create_table(_hive_view(database, name, metadata, location, None))  # type: ignore[attr-defined]
+            except AlreadyExistsError:
+                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists") from None
+            changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
+        return view_answer(location, metadata)
+
     @routes.get("/namespaces/{namespace}/views/{view}")
     def load_view(prefix: str, namespace: str, view: str, principal: Who) -> Response:
         catalog = context.catalog(prefix)

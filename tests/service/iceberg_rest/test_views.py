@@ -169,3 +169,42 @@ def test_a_second_service_on_the_same_metastore_sees_the_view(iceberg_service: S
     while rest.view_exists((views_namespace, "shared")) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not rest.view_exists((views_namespace, "shared"))
+
+
+def test_register_view_and_expired_versions(iceberg_service: Server, views_namespace: str) -> None:
+    """A dropped view's metadata file registered again under another name (register-view); a view keeps the
+    newest ``version.history.num-entries`` versions, the current one always."""
+    ns = views_namespace
+    rest = rest_catalog(iceberg_service)
+    rest.create_view((ns, "v"), schema=pa.schema([("id", pa.int64())]), view_version=_version("SELECT 1 AS id"),
+                     properties={"version.history.num-entries": "2"})
+    path = f"{V1}/namespaces/{ns}/views/v"
+    for n in range(2, 5):
+        version = json.loads(_version(f"SELECT {n} AS id").model_dump_json())
+        replaced = checked(iceberg_service.request("POST", path, {"updates": [
+            {"action": "add-view-version", "view-version": version},
+            {"action": "set-current-view-version", "view-version-id": -1}]}), 200, "LoadViewResult")
+    metadata = replaced["metadata"]
+    assert metadata["current-version-id"] == 4 and [v["version-id"] for v in metadata["versions"]] == [3, 4]
+    assert [e["version-id"] for e in metadata["version-log"]] == [3, 4]
+    back = checked(iceberg_service.request("POST", path, {"updates": [{"action": "set-current-view-version", "view-version-id": 3}]}),
+                   200, "LoadViewResult")["metadata"]
+    assert [v["version-id"] for v in back["versions"]] == [3, 4] and back["current-version-id"] == 3
+    location = replaced["metadata-location"]
+    rest.drop_view((ns, "v"))
+
+    register = f"{V1}/namespaces/{ns}/register-view"
+    refused = iceberg_service.request("POST", register, {"name": "r", "metadata-location": location}, token=READ_TOKEN)
+    assert checked(refused, 403, "IcebergErrorResponse")["error"]["type"] == "ForbiddenException"
+    registered = checked(iceberg_service.request("POST", register, {"name": "r", "metadata-location": location}), 200,
+                         "LoadViewResult")
+    assert registered["metadata-location"] == location and registered["metadata"]["view-uuid"] == metadata["view-uuid"]
+    assert rest.list_views(ns) == [(ns, "r")]
+    assert rest.load_view((ns, "r")).current_version().representations[0].root.sql == "SELECT 4 AS id"
+    again = iceberg_service.request("POST", register, {"name": "r", "metadata-location": location})
+    assert checked(again, 409, "IcebergErrorResponse")["error"]["type"] == "AlreadyExistsException"
+    missing = iceberg_service.request("POST", register, {"name": "m", "metadata-location": location + ".gone"})
+    assert checked(missing, 400, "IcebergErrorResponse")["error"]["type"] == "BadRequestException"
+    assert checked(iceberg_service.request("POST", register, {"name": "m"}), 400, "IcebergErrorResponse")
+    assert rest.list_views(ns) == [(ns, "r")]
+    assert any(f"register Iceberg view {ns}.r" in line["statement"] for line in audit_lines(iceberg_service))
