@@ -13,7 +13,7 @@ A killed process's last call may still be running in the metastore when the next
 metastore finishes a call whose client went away, and nothing tells when. An undo that drops what that call
 adds could run before it commits, and the call land after the undo. A change whose whole intent is written
 down first (:meth:`UndoLog.will_complete`: ADD PARTITION's partitions) is therefore completed by a restart
-instead of undone: adding what is missing converges whatever the abandoned call does, since it never
+instead of undone (:mod:`hms_catalog.commits.completion`): adding what is missing converges whatever the abandoned call does, since it never
 skips a partition that exists and so fails once they all do. A failure in a running process is still undone
 (its calls have answered).
 
@@ -24,37 +24,24 @@ failure is still undone, a killed process's commit is not.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolFactory
-from thrift.TSerialization import deserialize, serialize
-
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.writes import MetastoreWrites
-from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
+from hms_catalog.commits.completion import COMPLETIONS
+from hms_catalog.commits.structs import decode_struct, encode_struct
+from hms_catalog.errors import AlreadyExistsError, NotFoundError
 from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
 __all__ = ["UndoLog", "encode_struct", "decode_struct"]
 
-_PROTOCOL = TBinaryProtocolFactory()
-
-
-def encode_struct(struct: Any) -> str:
-    """A metastore struct as text the log can hold (thrift's binary encoding, base64)."""
-    return base64.b64encode(serialize(struct, _PROTOCOL)).decode("ascii")
-
-
-def decode_struct(text: str, kind: type) -> Any:
-    return deserialize(kind(), base64.b64decode(text), _PROTOCOL)
 
 
 @dataclass
@@ -122,7 +109,7 @@ class UndoLog:
     def complete(self, client: MetastoreWrites) -> None:
         """Complete a killed process's change from its written-down intent, then mark the log done."""
         assert self.forward is not None, "only a change written down with will_complete is completed"
-        _COMPLETE[self.forward["op"]](client, self.forward, self.storage)
+        COMPLETIONS[self.forward["op"]](client, self.forward, self.storage)
         self.mark_done()
 
     def forget_last(self) -> None:
@@ -242,38 +229,6 @@ def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
         staging.delete_if_no_objects(storage, target)
 
 
-COMPLETE_PATIENCE = 180.0  # seconds a completion keeps trying while an abandoned call holds its partitions
-_COMPLETE_BATCH = 1000  # partitions per add_partitions call of a completion
-
-
-def _complete_added_partitions(client: MetastoreWrites, intent: dict[str, Any], storage: StorageResolver, *,
-                               patience: float = COMPLETE_PATIENCE) -> None:
-    """Add whichever of the intended partitions are missing. While the abandoned call's transaction holds
-    some of their names (the metastore keeps a table's partition names unique), an add fails once it commits;
-    the next try finds them and skips them. A failed try may have removed folders the abandoned call's
-    partitions needed (the metastore takes away the folders its failed call made), so every partition's
-    folder is made again if it is missing."""
-    partitions = [decode_struct(text, ttypes.Partition) for text in intent["partitions"]]
-    deadline = time.monotonic() + patience
-    retried = False
-    for start in range(0, len(partitions), _COMPLETE_BATCH):
-        batch = partitions[start : start + _COMPLETE_BATCH]
-        while True:
-            try:
-                client.add_partitions(batch, if_not_exists=True)
-                break
-            except (MetastoreError, AlreadyExistsError):
-                if time.monotonic() > deadline:
-                    raise
-                retried = True
-                time.sleep(0.2)
-    if retried:
-        for partition in partitions:
-            location = partition.sd.location if partition.sd is not None else None
-            if location and not staging.exists(storage, location):
-                staging.make_folder(storage, location)
-
-
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
     client.drop_partitions(step["database"], step["table"], step["names"], delete_data=False, if_exists=True)
 
@@ -328,8 +283,4 @@ _UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {
     "added_partitions": _added_partitions, "altered_partitions": _altered_partitions,
     "dropped_partitions": _dropped_partitions, "altered_table": _altered_table, "created_table": _created_table,
     "dropped_table": _dropped_table, "renamed_table": _renamed_table,
-}
-
-_COMPLETE: dict[str, Callable[[MetastoreWrites, dict[str, Any], StorageResolver], None]] = {
-    "add_partitions": _complete_added_partitions,
 }

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.commits.undo import encode_struct
+from hms_catalog.commits.completion import partitions_intent
 from hms_catalog.ddl.alter import partition_provider
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, RecordedChanges, table_locked
 from hms_catalog.ddl.locations import check_location, delete_remaining
@@ -56,7 +56,7 @@ def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partit
     keys = [k.name.lower() for k in struct.partitionKeys]
     added = 0
     with ctx.undoable(changes, database, name) as log:
-        log.will_complete("add_partitions", partitions=[encode_struct(p) for p in partitions])
+        log.will_complete("add_partitions", **partitions_intent(partitions))
         for start in range(0, len(partitions), BATCH):
             batch = partitions[start : start + BATCH]
             if if_not_exists:

@@ -176,3 +176,23 @@ def test_a_finished_rename_left_unrecorded_is_logged_as_the_rename_it_was(tmp_pa
     logged = [(change.kind.value, str(change.object), change.source.value) for change in catalog.caches.versions.changes().changes]
     assert logged == [("dropped", "table db.old", "ddl"), ("added", "table db.new", "ddl")]
     assert not (dead / "ddl-1.jsonl").exists()
+
+
+def test_an_add_partition_written_down_whole_is_completed_to_the_same_structs(tmp_path: Path) -> None:
+    """A killed ADD PARTITION's intent (one template and each partition's values and location) gives back the
+    partitions the statement meant, and the restart marks the log done instead of undoing it."""
+    from hms_catalog.commits.completion import partitions_intent
+
+    sd = ttypes.StorageDescriptor(cols=[ttypes.FieldSchema("id", "int", "")], location="file:/w/t/dt=a",
+                                  serdeInfo=ttypes.SerDeInfo(serializationLib="x", parameters={"k": "v"}), parameters={})
+    partitions = [ttypes.Partition(values=[v], dbName="db", tableName="t", parameters={},
+                                   sd=ttypes.StorageDescriptor(**{**sd.__dict__, "location": f"file:/w/t/dt={v}"}))
+                  for v in ("a", "b", "c")]
+    log = UndoLog.begin(tmp_path / "logs", "ddl1", "db", "t", source="ddl", storage=StorageResolver())
+    log.will_complete("add_partitions", **partitions_intent(partitions))
+    log.will("added_partitions", database="db", table="t", names=["dt=a"])
+    loaded = UndoLog.load(tmp_path / "logs" / "ddl1.jsonl", StorageResolver())
+    recorder = Recorder()
+    loaded.complete(recorder)  # type: ignore[arg-type]
+    assert recorder.calls == [("add_partitions", (partitions,))]
+    assert UndoLog.load(tmp_path / "logs" / "ddl1.jsonl", StorageResolver()).done
