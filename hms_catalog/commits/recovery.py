@@ -67,13 +67,13 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
         with catalog.ddl_locks.hold((database, name)):
             try:
                 if log.done:
-                    log.finish()
+                    _record_and_finish(catalog, log)
                 elif log.forward is not None:
                     _log.warning("completing the unfinished change %s of %s.%s.%s", log.path, catalog.name, database, name)
                     if not isinstance(catalog.client, MetastoreWrites):
                         raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to complete {log.path} in")
                     log.complete(catalog.client)
-                    log.finish()
+                    _record_and_finish(catalog, log)
                 else:
                     _log.warning("undoing the unfinished commit %s of %s.%s.%s", log.path, catalog.name, database, name)
                     if not isinstance(catalog.client, MetastoreWrites):
@@ -83,16 +83,26 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
                         staging.delete_folder(catalog.storage, log.staging)  # the dead job's files, and what it had set aside (moved back)
             finally:
                 catalog.caches.invalidate_table(database, name)
-            if log.done and not log.recorded:
-                for kind, obj in _changes_of(log):
-                    catalog.caches.versions.record(kind, obj, ChangeSource(log.source))
         count += 1
     return count
 
 
+def _record_and_finish(catalog: RecoveringCatalog, log: UndoLog) -> None:
+    """Log a done change the dead process had not logged, mark that in the log, then take its deletes and
+    remove it: a kill in between logs it again at worst, never not at all."""
+    if not log.recorded:
+        for kind, obj in _changes_of(log):
+            catalog.caches.versions.record(kind, obj, ChangeSource(log.source))
+        log.mark_recorded()
+    log.finish()
+
+
 def _changes_of(log: UndoLog) -> list[tuple[ChangeKind, CatalogObject]]:
     """What a finished log's change logs as, the way the statement would have: a RENAME drops the old name
-    and adds the new one; any other change is a change of its table."""
+    and adds the new one, an ADD PARTITION changes the table's partitions; any other change is a change of
+    its table."""
+    if log.forward is not None and log.forward.get("op") == "add_partitions":
+        return [(ChangeKind.CHANGED, CatalogObject("partitions", *log.table))]
     for step in log.steps:
         if step["op"] == "renamed_table":
             return [(ChangeKind.DROPPED, CatalogObject.for_table(step["database"], step["table"])),

@@ -106,6 +106,13 @@ class UndoLog:
         self.forward = {"op": op, **intent}
         self._append({"forward": self.forward})
 
+    def undo_instead(self) -> None:
+        """The change is being undone (it failed in a running process): a restart that finds the log, its undo
+        cut short, goes on undoing it rather than completing it."""
+        if self.forward is not None:
+            self.forward = None
+            self._append({"forward": None})
+
     def complete(self, client: MetastoreWrites) -> None:
         """Complete a killed process's change from its written-down intent, then mark the log done."""
         assert self.forward is not None, "only a change written down with will_complete is completed"
@@ -140,6 +147,7 @@ class UndoLog:
             self.mark_done()
         except BaseException as error:
             try:
+                self.undo_instead()
                 self.undo(client)
             except Exception as failure:  # noqa: BLE001 - reported with the error that made the undo necessary
                 error.add_note(str(failure))

@@ -47,24 +47,17 @@ def _partitioned(ctx: DdlContext, database: str, name: str, action: str) -> ttyp
     return struct
 
 
-def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partitions: list[ttypes.Partition], *,
-         if_not_exists: bool) -> int:
-    """Add in batches, each written to an undo log first: a failure leaves none of them. The whole set is
-    written down before the first batch, so a process killed in the middle leaves them to the next start to
-    complete (the metastore may still be adding the batch it was killed in; see hms_catalog.commits.undo)."""
+def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partitions: list[ttypes.Partition]) -> int:
+    """Add ``partitions`` (none of which existed a moment ago) in batches, each written to an undo log first: a
+    failure leaves none of them. The whole set is written down before the first batch, so a process killed
+    in the middle leaves them to the next start to complete (the metastore may still be adding the batch it
+    was killed in; see hms_catalog.commits.completion)."""
     database, name = struct.dbName.lower(), struct.tableName.lower()
     keys = [k.name.lower() for k in struct.partitionKeys]
-    added = 0
     with ctx.undoable(changes, database, name) as log:
-        log.will_complete("add_partitions", **partitions_intent(partitions))
+        log.will_complete("add_partitions", **partitions_intent(keys, partitions))
         for start in range(0, len(partitions), BATCH):
             batch = partitions[start : start + BATCH]
-            if if_not_exists:
-                existing = {tuple(p.values) for p in ctx.catalog.client.get_partitions_by_names(
-                    database, name, [_name(keys, p) for p in batch])}
-                batch = [p for p in batch if tuple(p.values) not in existing]
-            if not batch:
-                continue
             log.will("added_partitions", database=database, table=name, names=[_name(keys, p) for p in batch])
             try:
                 ctx.client.add_partitions(batch)
@@ -78,8 +71,17 @@ def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partit
                     log.forget_last()
                     raise
                 raise
-            added += len(batch)
-    return added
+    return len(partitions)
+
+
+def _existing(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partition]) -> list[ttypes.Partition]:
+    """Which of ``partitions`` the table has already (one call per :data:`BATCH`)."""
+    database, name = struct.dbName.lower(), struct.tableName.lower()
+    keys = [k.name.lower() for k in struct.partitionKeys]
+    found: list[ttypes.Partition] = []
+    for start in range(0, len(partitions), BATCH):
+        found += ctx.catalog.client.get_partitions_by_names(database, name, [_name(keys, p) for p in partitions[start : start + BATCH]])
+    return found
 
 
 def _raise_if_one_existed(ctx: DdlContext, struct: ttypes.Table, keys: list[str], batch: list[ttypes.Partition],
@@ -119,13 +121,23 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
             check_location(location, f"a partition of {full}", ctx.catalog.storage)
         normalized = PartitionValues(tuple(values.items()), location)
         structs.append(partition_struct(struct, normalized))
-    batches = -(-len(structs) // BATCH)
+    # Which exist is asked first, so that a statement that would fail on one fails before it adds any, and a
+    # killed one is completed with exactly the partitions it was adding.
+    existing = {tuple(p.values) for p in _existing(ctx, struct, structs)}
+    if existing and not change.if_not_exists:
+        keys = [k.name.lower() for k in struct.partitionKeys]
+        first = next(p for p in structs if tuple(p.values) in existing)
+        raise AlreadyExistsError("partition", f"{full} ({_name(keys, first)})")
+    to_add = [p for p in structs if tuple(p.values) not in existing]
+    skipped = len(structs) - len(to_add)
+    existed = f", {skipped} existed already" if skipped else ""
+    if not to_add:
+        return ctx.outcome(f"0 partition(s) added to '{full}'{existed}")
+    batches = -(-len(to_add) // BATCH)
     with ctx.changing([(database, name)], events=[("ADD_PARTITION", database, name, batches)]) as changes:
-        added = _add(ctx, changes, struct, structs, if_not_exists=change.if_not_exists)
-        if added:
-            changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
-    skipped = len(structs) - added
-    return ctx.outcome(f"{added} partition(s) added to '{full}'" + (f", {skipped} existed already" if skipped else ""), changes)
+        added = _add(ctx, changes, struct, to_add)
+        changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
+    return ctx.outcome(f"{added} partition(s) added to '{full}'{existed}", changes)
 
 
 def _resolved(struct: ttypes.Table, location: str | None) -> str | None:
@@ -258,7 +270,7 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
         if stamp:
             struct.parameters = {**(struct.parameters or {}), **stamp}
             ctx.client.alter_table(database, name, struct)
-        added = _add(ctx, changes, struct, to_add, if_not_exists=False) if to_add else 0  # only folders the metastore lacks
+        added = _add(ctx, changes, struct, to_add) if to_add else 0  # only folders the metastore lacks
         dropped = ctx.client.drop_partitions(database, name, vanished, delete_data=False, if_exists=True) if vanished else 0
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
     return ctx.outcome(f"partitions of '{full}' recovered: {added} added" + (f", {dropped} dropped" if change.drop else ""), changes)

@@ -31,6 +31,7 @@ __all__ = ["ISSUED_TTL_SECONDS", "IssuedTokens", "OAuthError", "exchange"]
 
 ISSUED_TTL_SECONDS = 3600
 _PREFIX = "hmsi."  # an issued token: hmsi.<claims>.<signature>, both base64url
+_MAX_TOKEN_BYTES = 1024  # an issued token is under 200 bytes; anything much longer is not read
 
 
 class OAuthError(Exception):
@@ -52,10 +53,12 @@ class IssuedTokens:
         self.ttl_seconds = ttl_seconds
         self._clock = clock
 
-    def issue(self, principal: Principal) -> str:
-        """A token on behalf of the named token of ``principal`` (which must be in the table)."""
+    def issue(self, principal: Principal) -> str | None:
+        """A token on behalf of the named token of ``principal``; None once that token is gone (revoked since
+        its credentials were checked)."""
         found = self.tokens.named(principal.name)
-        assert found is not None, f"tokens are issued for tokens the table knows, not {principal.name!r}"
+        if found is None:
+            return None
         claims = _b64(json.dumps({"sub": principal.name, "exp": int(self._clock() + self.ttl_seconds),
                                   "jti": secrets.token_hex(8)}, separators=(",", ":")).encode("utf-8"))
         return f"{_PREFIX}{claims}.{_b64(self._signature(found[0], claims))}"
@@ -64,15 +67,15 @@ class IssuedTokens:
         """The current principal of the named token an issued, unexpired, well-signed token in the
         ``Authorization`` header was issued for, or None (401)."""
         given = bearer_token(header)
-        if given is None or not given.startswith(_PREFIX.encode()):
+        if given is None or not given.startswith(_PREFIX.encode()) or len(given) > _MAX_TOKEN_BYTES:
             return None
         claims, _, signature = given[len(_PREFIX):].decode("ascii", "replace").partition(".")
         try:
             decoded = json.loads(_unb64(claims))
             name, expiry = str(decoded["sub"]), float(decoded["exp"])
             given_signature = _unb64(signature)
-        except (ValueError, KeyError, TypeError, binascii.Error):
-            return None
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError, binascii.Error):
+            return None  # not a token this service issued, whatever its text
         found = self.tokens.named(name)
         if found is None or not hmac.compare_digest(self._signature(found[0], claims), given_signature):
             return None
@@ -119,5 +122,8 @@ def exchange(form: Mapping[str, str], authorization: str | None, issued: IssuedT
     if principal is None or not hmac.compare_digest(principal.name.lower().encode(), name.lower().encode()):
         raise OAuthError(401, "invalid_client", "unknown client: client_id must be a named token's name and "
                                                   "client_secret that token")
-    return {"access_token": issued.issue(principal), "token_type": "bearer", "expires_in": int(issued.ttl_seconds),
+    token = issued.issue(principal)
+    if token is None:
+        raise OAuthError(401, "invalid_client", "unknown client: the named token was revoked")
+    return {"access_token": token, "token_type": "bearer", "expires_in": int(issued.ttl_seconds),
             "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"}

@@ -193,11 +193,7 @@ def router(context: IcebergContext) -> APIRouter:
             context.database_exists(catalog, database)
             if name in catalog.client.get_all_tables(database):
                 raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists")
-            try:
-                metadata = read_view_metadata(io_for(catalog, location), location)
-            except (OSError, ValueError) as error:
-                raise IcebergError(400, "BadRequestException", f"no view metadata could be read at {location}: "
-                                                               f"{type(error).__name__}: {error}") from None
+            metadata = _registrable(io_for(catalog, location), location)
             try:
                 catalog.client.create_table(_hive_view(database, name, metadata, location, None))  # type: ignore[attr-defined]
             except AlreadyExistsError:
@@ -283,6 +279,22 @@ def router(context: IcebergContext) -> APIRouter:
         return Response(status_code=204)
 
     return routes
+
+
+def _registrable(io: Any, location: str) -> Any:
+    """The view metadata at ``location``, checked as Iceberg's builder checks it (its current version and that
+    version's schema exist). Any failure is one 400 that says nothing of the file: its text, or whether it
+    exists, is not told to a client that may name any file the service can read."""
+    unusable = IcebergError(400, "BadRequestException", f"{location} is not a view metadata file this catalog can read")
+    try:
+        metadata = read_view_metadata(io, location)
+    except Exception:  # noqa: BLE001 - what went wrong stays in the log, not in the answer
+        _log.info("register-view: %s could not be read as view metadata", location, exc_info=True)
+        raise unusable from None
+    current = next((v for v in metadata.versions if v.version_id == metadata.current_version_id), None)
+    if current is None or current.schema_id not in {s.schema_id for s in metadata.schemas}:
+        raise unusable
+    return metadata
 
 
 def _forget_file(io: Any, location: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError, NotFoundError, UnsupportedTableError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, HmsCatalogError, MetastoreError, NotFoundError, UnsupportedTableError
 from hms_catalog.execution import Session
 from tests.support.sessions import EVENTS, caught_up, open_catalog
 
@@ -233,7 +233,8 @@ def test_concurrent_ddl_leaves_metastore_and_caches_consistent(ddl: Session, adm
 
 
 def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: Any) -> None:
-    """1,500 partitions go in two metastore calls; the second fails (one of its partitions exists), so the
+    """One of 1,500 partitions exists: the statement fails before it adds any (it asks first). 1,500 partitions
+    go in two metastore calls; when the second fails (the metastore refuses a value of 900 characters), the
     1,000 the first call added are dropped again: the statement happens whole or not at all."""
     ddl.run_one("CREATE TABLE batched (id INT) PARTITIONED BY (p INT) STORED AS PARQUET")
     ddl.run_one("ALTER TABLE batched ADD PARTITION (p=1400)")
@@ -249,3 +250,8 @@ def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: 
     again = ddl.run_one(f"ALTER TABLE batched ADD IF NOT EXISTS {spec}").rows[0][0]
     assert again.startswith("1499 partition(s) added") and "1 existed already" in again
     assert len(admin.pool.call("get_partition_names", DB, "batched", -1)) == 1500
+    ddl.run_one("CREATE TABLE refused (id INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    values = [f"v{index}" if index != 1400 else "x" * 900 for index in range(1500)]
+    with pytest.raises(MetastoreError):
+        ddl.run_one("ALTER TABLE refused ADD " + " ".join(f"PARTITION (p='{value}')" for value in values))
+    assert admin.pool.call("get_partition_names", DB, "refused", -1) == []

@@ -59,7 +59,7 @@ def test_an_add_partition_killed_in_its_first_batch_is_completed_whatever_the_ab
     took = time.monotonic() - started
     intended = _batch(admin, unique_name, 0) + _batch(admin, unique_name, BATCH)[:200]
     log = UndoLog.begin(tmp_path, "killed", unique_name, "t", source="ddl", storage=StorageResolver())
-    log.will_complete("add_partitions", **partitions_intent(intended))
+    log.will_complete("add_partitions", **partitions_intent(["p"], intended))
     log.will("added_partitions", database=unique_name, table="t", names=[f"p={p.values[0]}" for p in intended[:BATCH]])
     _send_and_go_away(metastore_uri, intended[:BATCH])
     time.sleep(min(took / 4, 0.5))  # the call is under way, not done
@@ -91,7 +91,7 @@ def test_a_failure_in_a_running_process_is_still_undone(tmp_path: Path, admin: A
     batch = _batch(admin, unique_name, 0)[:10]
     log = UndoLog.begin(tmp_path, "failing", unique_name, "t", source="ddl", storage=StorageResolver())
     with pytest.raises(RuntimeError, match="second batch"), log.whole(client):
-        log.will_complete("add_partitions", **partitions_intent(batch))
+        log.will_complete("add_partitions", **partitions_intent(["p"], batch))
         log.will("added_partitions", database=unique_name, table="t", names=[f"p={p.values[0]}" for p in batch])
         client.add_partitions(batch)
         raise RuntimeError("the second batch failed")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.commits.undo import UndoLog, decode_struct, encode_struct
 from hms_catalog.storage import StorageResolver
@@ -189,10 +191,33 @@ def test_an_add_partition_written_down_whole_is_completed_to_the_same_structs(tm
                                    sd=ttypes.StorageDescriptor(**{**sd.__dict__, "location": f"file:/w/t/dt={v}"}))
                   for v in ("a", "b", "c")]
     log = UndoLog.begin(tmp_path / "logs", "ddl1", "db", "t", source="ddl", storage=StorageResolver())
-    log.will_complete("add_partitions", **partitions_intent(partitions))
+    log.will_complete("add_partitions", **partitions_intent(["dt"], partitions))
     log.will("added_partitions", database="db", table="t", names=["dt=a"])
     loaded = UndoLog.load(tmp_path / "logs" / "ddl1.jsonl", StorageResolver())
     recorder = Recorder()
     loaded.complete(recorder)  # type: ignore[arg-type]
     assert recorder.calls == [("add_partitions", (partitions,))]
     assert UndoLog.load(tmp_path / "logs" / "ddl1.jsonl", StorageResolver()).done
+
+
+def test_a_change_a_running_process_began_to_undo_is_undone_by_a_restart_not_completed(tmp_path: Path) -> None:
+    """The statement failed and its undo failed too (the metastore went away): the user was told it failed, so
+    the next start goes on undoing it."""
+    from hms_catalog.commits.completion import partitions_intent
+
+    class Failing(Recorder):
+        def __getattr__(self, name: str) -> Any:
+            def call(*args: Any, **kwargs: Any) -> None:
+                raise OSError("the metastore is away")
+            return call
+
+    partition = ttypes.Partition(values=["a"], dbName="db", tableName="t", parameters={},
+                                 sd=ttypes.StorageDescriptor(location="file:/w/t/dt=a", parameters={}))
+    log = UndoLog.begin(tmp_path / "logs", "ddl2", "db", "t", source="ddl", storage=StorageResolver())
+    with pytest.raises(RuntimeError) as raised, log.whole(Failing()):  # type: ignore[arg-type]
+        log.will_complete("add_partitions", **partitions_intent(["dt"], [partition]))
+        log.will("added_partitions", database="db", table="t", names=["dt=a"])
+        raise RuntimeError("the second batch failed")
+    assert "undoing a commit" in " ".join(getattr(raised.value, "__notes__", []))
+    loaded = UndoLog.load(tmp_path / "logs" / "ddl2.jsonl", StorageResolver())
+    assert loaded.forward is None and [step["op"] for step in loaded.steps] == ["added_partitions"]

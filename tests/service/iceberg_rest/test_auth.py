@@ -73,7 +73,7 @@ def test_a_revoked_or_replaced_token_takes_its_issued_tokens_with_it_and_a_chang
     table = TokenTable(ADMIN_TOKEN, stored=lambda: _stored(*store), refresh_seconds=0)
     issued = IssuedTokens(table)
     token = issued.issue(READER.principal)
-    assert issued.principal(f"Bearer {token}") == READER.principal
+    assert token is not None and issued.principal(f"Bearer {token}") == READER.principal
     writer = NamedToken(Principal("reader", Access.WRITE, ("sales",)), READER.secret)
     store = [writer]
     assert issued.principal(f"Bearer {token}") == writer.principal
@@ -87,6 +87,7 @@ def test_a_revoked_or_replaced_token_takes_its_issued_tokens_with_it_and_a_chang
 
 def test_another_replica_with_the_same_server_token_accepts_it_and_a_forgery_is_refused() -> None:
     token = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER])).issue(READER.principal)
+    assert token is not None
     assert IssuedTokens(TokenTable(ADMIN_TOKEN, [READER])).principal(f"Bearer {token}") == READER.principal
     assert IssuedTokens(TokenTable("another-server-token-of-the-tests-9", [READER])).principal(f"Bearer {token}") is None
     claims, signature = token.removeprefix("hmsi.").split(".")
@@ -97,3 +98,23 @@ def test_another_replica_with_the_same_server_token_accepts_it_and_a_forgery_is_
     assert issued.principal(f"Bearer hmsi.{forged_claims}.{signature}") is None
     for garbage in ("hmsi.", "hmsi.x.y", "hmsi.!!!.???", f"hmsi.{claims}", token[:-2]):
         assert issued.principal(f"Bearer {garbage}") is None
+
+
+def test_a_token_that_is_no_issued_one_is_refused_whatever_its_text() -> None:
+    """Claims are read before the signature is checked (they name the key): whatever they hold is a 401, not a
+    failure of the server."""
+    issued = IssuedTokens(TokenTable(ADMIN_TOKEN, [READER]))
+
+    def claims(text: str) -> str:
+        return base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
+
+    for text in ('{"sub": "reader", "exp": 1' + "0" * 400 + "}", "[" * 5000, '{"sub": ["reader"], "exp": "soon"}', "null"):
+        assert issued.principal(f"Bearer hmsi.{claims(text)}.AAAA") is None
+    assert issued.principal("Bearer hmsi." + "A" * 5000) is None
+
+
+def test_no_token_is_issued_for_a_token_revoked_after_its_credentials_were_checked() -> None:
+    store = [READER]
+    issued = IssuedTokens(TokenTable(ADMIN_TOKEN, stored=lambda: _stored(*store), refresh_seconds=0))
+    store = []
+    assert issued.issue(READER.principal) is None

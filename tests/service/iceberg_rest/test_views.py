@@ -205,6 +205,12 @@ def test_register_view_and_expired_versions(iceberg_service: Server, views_names
     assert checked(again, 409, "IcebergErrorResponse")["error"]["type"] == "AlreadyExistsException"
     missing = iceberg_service.request("POST", register, {"name": "m", "metadata-location": location + ".gone"})
     assert checked(missing, 400, "IcebergErrorResponse")["error"]["type"] == "BadRequestException"
+    secret = Path(location.removeprefix("file:")).parent / "not-metadata.json"
+    secret.write_text('{"a-secret-the-service-can-read": "s3cr3t-value-0001"}')
+    leaked = iceberg_service.request("POST", register, {"name": "m", "metadata-location": secret.as_uri()})
+    message = checked(leaked, 400, "IcebergErrorResponse")["error"]["message"]
+    assert "s3cr3t" not in message and "a-secret" not in message
+    assert message == checked(missing, 400, "IcebergErrorResponse")["error"]["message"].replace(location + ".gone", secret.as_uri())
     assert checked(iceberg_service.request("POST", register, {"name": "m"}), 400, "IcebergErrorResponse")
     assert rest.list_views(ns) == [(ns, "r")]
     assert any(f"register Iceberg view {ns}.r" in line["statement"] for line in audit_lines(iceberg_service))
