@@ -199,10 +199,11 @@ def _session(metastore: EmbeddedMetastore, jar: Path, scratch: Path) -> Any:
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.pyspark.python", sys.executable)
-               # One driver runs both sides' queries (about 320 at the default set, repeat 2). Its heap held
-               # about 1 GB after 15 queries of either side (a third of it broadcast relations' pages, the
-               # same on both), and with 4g a late broadcast (q69, Iceberg layout) ran out of memory.
-               .config("spark.driver.memory", "6g")
+               # One driver runs both sides' queries (about 320 at the default set, repeat 2), and Spark keeps
+               # broadcast relations past full GCs: about 680 MB more after each run of q69 (a broadcast of
+               # customer_demographics' 1.9 million rows), on Spark's own tables as through the connector.
+               # With 4g, then 6g, q69's fourth run in a session ran out of memory.
+               .config("spark.driver.memory", "10g")
                .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}"))
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -12,7 +12,10 @@ look up fall back to another locator.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -37,11 +40,19 @@ def compile_block_lister(cache_dir: Path | None = None) -> Path:
     javac = find_java_tool("javac")
     if javac is None:
         raise PlanningError("javac (a JDK) is needed to compile the block locator's JVM helper")
-    target.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run([javac, "-nowarn", "-d", str(target), "-cp", f"{spark_jars_dir()}/*", str(source)],
+    # compiled into a private folder first, then renamed: a process or thread that finds the class never reads
+    # half of it (a planner thread once did: "Truncated class file")
+    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
+    staging.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run([javac, "-nowarn", "-d", str(staging), "-cp", f"{spark_jars_dir()}/*", str(source)],
                             capture_output=True, text=True, check=False)
     if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
         raise PlanningError(f"javac failed on {source.name}:\n{result.stderr[-2000:]}")
+    try:
+        staging.rename(target)
+    except OSError:  # another compile finished first; its class is the same
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
@@ -53,6 +64,7 @@ class JvmBlockLocator(BlockLocator):
         self._fallback = fallback or LocalBlockLocator()
         self._cache_dir = cache_dir
         self._method: Any = None
+        self._loading = threading.Lock()  # the planner lists folders on several threads: one compile and load
         self.calls = 0
 
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
@@ -88,6 +100,10 @@ class JvmBlockLocator(BlockLocator):
         return Blocks(tuple(offsets), tuple(hosts), int(first) or block_size)
 
     def _lister(self) -> Any:
+        with self._loading:
+            return self._method if self._method is not None else self._load()
+
+    def _load(self) -> Any:
         if self._method is None:
             gateway = self._spark.sparkContext._gateway
             jvm = self._spark._jvm
