@@ -12,9 +12,6 @@ look up fall back to another locator.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import subprocess
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -22,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog.errors import PlanningError
-from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+from hms_catalog.metastore._setup import compile_into, find_java_tool, spark_jars_dir
 from planner.listing import BlockLocator, Blocks, LocalBlockLocator
 
 __all__ = ["JvmBlockLocator", "compile_block_lister"]
@@ -40,19 +37,9 @@ def compile_block_lister(cache_dir: Path | None = None) -> Path:
     javac = find_java_tool("javac")
     if javac is None:
         raise PlanningError("javac (a JDK) is needed to compile the block locator's JVM helper")
-    # compiled into a private folder first, then renamed: a process or thread that finds the class never reads
-    # half of it (a planner thread once did: "Truncated class file")
-    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
-    staging.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run([javac, "-nowarn", "-d", str(staging), "-cp", f"{spark_jars_dir()}/*", str(source)],
-                            capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise PlanningError(f"javac failed on {source.name}:\n{result.stderr[-2000:]}")
-    try:
-        staging.rename(target)
-    except OSError:  # another compile finished first; its class is the same
-        shutil.rmtree(staging, ignore_errors=True)
+    failure = compile_into(javac, source, target, f"{spark_jars_dir()}/*")  # renamed into place once whole
+    if failure is not None:
+        raise PlanningError(f"javac failed on {source.name}:\n{failure}")
     return target
 
 
@@ -104,16 +91,15 @@ class JvmBlockLocator(BlockLocator):
             return self._method if self._method is not None else self._load()
 
     def _load(self) -> Any:
-        if self._method is None:
-            gateway = self._spark.sparkContext._gateway
-            jvm = self._spark._jvm
-            directory = compile_block_lister(self._cache_dir)
-            urls = gateway.new_array(jvm.java.net.URL, 1)
-            urls[0] = jvm.java.io.File(str(directory)).toURI().toURL()
-            loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
-            helper = loader.loadClass("BlockLister")
-            parameters = gateway.new_array(jvm.java.lang.Class, 2)
-            parameters[0] = self._spark._jsc.hadoopConfiguration().getClass()
-            parameters[1] = gateway.new_array(jvm.java.lang.String, 0).getClass()
-            self._method = helper.getMethod("blocks", parameters)
+        gateway = self._spark.sparkContext._gateway
+        jvm = self._spark._jvm
+        directory = compile_block_lister(self._cache_dir)
+        urls = gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = jvm.java.io.File(str(directory)).toURI().toURL()
+        loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        helper = loader.loadClass("BlockLister")
+        parameters = gateway.new_array(jvm.java.lang.Class, 2)
+        parameters[0] = self._spark._jsc.hadoopConfiguration().getClass()
+        parameters[1] = gateway.new_array(jvm.java.lang.String, 0).getClass()
+        self._method = helper.getMethod("blocks", parameters)
         return self._method

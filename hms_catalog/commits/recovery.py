@@ -9,7 +9,8 @@ set-aside files live there).
 
 A log marked done has its deletes taken, and its change recorded when the process died before recording
 it; a log whose whole change was written down first (ADD PARTITION's) is completed and recorded the same
-way (:mod:`hms_catalog.commits.undo` says why); any other is undone step by step, newest first. Either way the table's caches are dropped.
+way (:mod:`hms_catalog.commits.undo` says why); any other is undone step by step, newest first. Either way
+the table's caches are dropped.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ A killed process's last call may still be running in the metastore when the next
 metastore finishes a call whose client went away, and nothing tells when. An undo that drops what that call
 adds could run before it commits, and the call land after the undo. A change whose whole intent is written
 down first (:meth:`UndoLog.will_complete`: ADD PARTITION's partitions) is therefore completed by a restart
-instead of undone (:mod:`hms_catalog.commits.completion`): adding what is missing converges whatever the abandoned call does, since it never
-skips a partition that exists and so fails once they all do. A failure in a running process is still undone
-(its calls have answered).
+instead of undone (:mod:`hms_catalog.commits.completion`): adding what is missing converges whatever the
+abandoned call does, since it never skips a partition that exists and so fails once they all do. A failure
+in a running process is still undone (its calls have answered).
 
 The log is a JSON file in the process's commit folder (see :mod:`hms_catalog.commits.recovery`), replaced
 atomically at each step. Without a folder (a catalog built in memory) it is kept in memory only: a
@@ -41,7 +41,6 @@ from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
 __all__ = ["UndoLog", "encode_struct", "decode_struct"]
-
 
 
 @dataclass

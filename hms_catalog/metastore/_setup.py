@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import threading
 from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -58,6 +59,26 @@ def find_java_tool(name: str) -> str | None:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return shutil.which(name)
+
+
+def compile_into(javac: str, source: Path, target: Path, classpath: str, *, files: dict[str, str] | None = None) -> str | None:
+    """Compile ``source`` (and write ``files``, name -> text, beside it) into a private folder, then rename
+    that folder to ``target``: a process or thread that finds the class in ``target`` never reads half of it.
+    Another compile that finished first keeps its (same) folder. javac's error text when it fails, else None."""
+    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
+    staging.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(staging), "-cp", classpath, str(source)],
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        return result.stderr[-2000:]
+    for name, text in (files or {}).items():
+        (staging / name).write_text(text, encoding="utf-8")
+    try:
+        staging.rename(target)
+    except OSError:  # another compile finished first; its copy is the same
+        shutil.rmtree(staging, ignore_errors=True)
+    return None
 
 
 def write_hive_site(

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
 from hms_catalog.errors import ConfigurationError, EmbeddedMetastoreError
-from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+from hms_catalog.metastore._setup import compile_into, find_java_tool, spark_jars_dir
 
 __all__ = ["MAIN_CLASS", "compile_server", "command_line", "runtime_jars"]
 
@@ -56,19 +55,9 @@ def compile_server(cache_dir: Path | None = None) -> Path:
     if javac is None:
         raise ConfigurationError("javac (a JDK 11 or later) is needed once to compile the Hadoop filesystem helper;"
                                  " set JAVA_HOME or put javac on PATH")
-    jars = _jars()
-    # compiled into a private folder first, then renamed: two processes compiling at once never see half a class
-    staging = target.with_name(f"{target.name}.{os.getpid()}")
-    staging.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(staging), "-cp", f"{jars}/*", str(source)],
-                            capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ConfigurationError(f"javac failed on {source.name}:\n{result.stderr[-2000:]}")
-    (staging / _LOG_CONFIG).write_text(_LOG_TEXT, encoding="utf-8")
-    try:
-        staging.rename(target)
-    except OSError:  # another process finished first; its copy is the same
-        _remove_tree(staging)
+    failure = compile_into(javac, source, target, f"{_jars()}/*", files={_LOG_CONFIG: _LOG_TEXT})  # renamed into place once whole
+    if failure is not None:
+        raise ConfigurationError(f"javac failed on {source.name}:\n{failure}")
     return target
 
 
@@ -107,9 +96,3 @@ def _jars() -> Path:
         return spark_jars_dir()
     except EmbeddedMetastoreError as error:
         raise ConfigurationError(f"the Hadoop filesystem helper runs on pyspark's Hadoop jars: {error}") from None
-
-
-def _remove_tree(folder: Path) -> None:
-    for child in sorted(folder.rglob("*"), reverse=True):
-        child.rmdir() if child.is_dir() else child.unlink()
-    folder.rmdir()
