@@ -107,7 +107,10 @@ class _Builder:
         self.fields["versions"] = [v for v in versions if v.version_id in kept]
         log: list[Any] = []
         for entry in self.fields["version-log"]:
-            log = [*log, entry] if entry.version_id in kept else []
+            if entry.version_id in kept:
+                log.append(entry)
+            else:
+                log.clear()  # an expired version: what came before it goes too
         self.fields["version-log"] = log
 
 

@@ -161,7 +161,7 @@ def router(context: IcebergContext) -> APIRouter:
                               [(database, name)], [("CREATE_TABLE", database, name, 1)]) as changes:
             context.database_exists(catalog, database)
             if name in catalog.client.get_all_tables(database):
-                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists")
+                raise _taken(database, name)
             hive = context.hive(catalog)
             base = body.location or hive._resolve_table_location(None, database, name)
             metadata = new_view_metadata(body.view_schema, body.view_version, base, body.properties)
@@ -171,7 +171,7 @@ def router(context: IcebergContext) -> APIRouter:
                 catalog.client.create_table(_hive_view(database, name, metadata, location, None))  # type: ignore[attr-defined]
             except AlreadyExistsError:
                 _forget_file(io_for(catalog, location), location)
-                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists") from None
+                raise _taken(database, name) from None
             except BaseException:
                 _forget_file(io_for(catalog, location), location)  # no view points at it
                 raise
@@ -192,12 +192,12 @@ def router(context: IcebergContext) -> APIRouter:
                               f"{location}", [(database, name)], [("CREATE_TABLE", database, name, 1)]) as changes:
             context.database_exists(catalog, database)
             if name in catalog.client.get_all_tables(database):
-                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists")
+                raise _taken(database, name)
             metadata = _registrable(io_for(catalog, location), location)
             try:
                 catalog.client.create_table(_hive_view(database, name, metadata, location, None))  # type: ignore[attr-defined]
             except AlreadyExistsError:
-                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists") from None
+                raise _taken(database, name) from None
             changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, name)))
         return view_answer(location, metadata)
 
@@ -269,7 +269,7 @@ def router(context: IcebergContext) -> APIRouter:
             _view_location(context, catalog, database, name)
             context.database_exists(catalog, new_database)
             if new_name in catalog.client.get_all_tables(new_database):
-                raise IcebergError(409, "AlreadyExistsException", f"a table or view '{new_database}.{new_name}' already exists")
+                raise _taken(new_database, new_name)
             current = catalog.client.get_table(database, name)
             renamed = copy.deepcopy(current)
             renamed.dbName, renamed.tableName = new_database, new_name
@@ -279,6 +279,11 @@ def router(context: IcebergContext) -> APIRouter:
         return Response(status_code=204)
 
     return routes
+
+
+def _taken(database: str, name: str) -> IcebergError:
+    """The spec's 409 for a view whose name a table or view has already."""
+    return IcebergError(409, "AlreadyExistsException", f"a table or view '{database}.{name}' already exists")
 
 
 def _registrable(io: Any, location: str) -> Any:
