@@ -168,9 +168,10 @@ class CatalogManager:
         client = self._client_for(definition, config, storage)
         commits = self.store.home / "commits" / definition.id  # the undo logs of its writes' commits (see finish_unfinished_commits)
         on_first_use = self.events is EventFollowing.FIRST_USE
+        followed = self.events is not EventFollowing.OFF
         if self.shared is None:
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), commits=commits,
-                                    follow_on_first_use=on_first_use, storage=storage)
+                                    follow_on_first_use=on_first_use, followed=followed, storage=storage)
         else:
             versions = SharedCatalogVersions(self.shared.journal, definition.id)
             # Caught up before anything is loaded: whatever is logged from now on counts as news here.
@@ -178,7 +179,7 @@ class CatalogManager:
             lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
                                     follow_lease=lease, commits=commits, follow_on_first_use=on_first_use,
-                                    storage=storage)
+                                    followed=followed, storage=storage)
         _finish_unfinished_commits(built)
         return built
 

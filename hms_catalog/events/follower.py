@@ -12,6 +12,14 @@ invalidating the whole catalog, which is always correct, only slower.
 Replicas of a service sharing one store follow each catalog from one replica at a time: given a
 :class:`FollowLease`, the follower asks before each poll whether it holds the lease, resumes where the
 last holder stopped, and stores each event's changes together with the event's id under the lease.
+
+The starting position is fixed no later than the first read the follower keeps fresh (:meth:`EventFollower.anchor`),
+never when the following thread happens to begin: with a lease that can be much later (the thread waits for
+the lease, or for its turn on a busy machine), and an event in between would lie before the start and after
+the names already cached, unseen until their time to live. So each replica stores a position in the lease's
+row before its first read (one already stored is kept, being older), and a holder only ever resumes from the
+stored position. A first read that cannot fix the position (the metastore or the store away) goes on, and
+what it cached is dropped once the position is fixed.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Protocol
 
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import LeaseLostError
+from hms_catalog.errors import HmsCatalogError, LeaseLostError
 from hms_catalog.events.apply import EventApplier, without_superseded
 from hms_catalog.events.messages import decode_event
 from hms_catalog.properties import METASTORE_CATALOG_DEFAULT, EventsConfig
@@ -51,6 +59,9 @@ class FollowLease(Protocol):
 
     def resume_at(self) -> int | None:
         """The last event id stored under the lease (by this holder or an earlier one), if any."""
+
+    def anchor(self, current: Callable[[], int]) -> int:
+        """Make sure a starting position no later than now is stored (``current()`` if none is); return it."""
 
     def applying(self, event_id: int) -> AbstractContextManager[None]:
         """Store what is recorded inside the block together with ``event_id``, or nothing (LeaseLostError)."""
@@ -105,6 +116,9 @@ class EventFollower:
         self._clock = clock
         self.lease = lease
         self._poll_lock = threading.Lock()
+        self._anchor_lock = threading.Lock()
+        self._anchored = False
+        self._unanchored_reads = False  # a read went ahead before the position was fixed: drop what it cached
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._last: int | None = None
@@ -119,8 +133,51 @@ class EventFollower:
         return replace(self._status, running=self._thread is not None and self._thread.is_alive(),
                        last_event_id=self._last)
 
+    @property
+    def anchored(self) -> bool:
+        return self._anchored
+
+    def anchor(self) -> None:
+        """Fix where following starts, no later than now: called before the first read this follower keeps
+        fresh. Without a lease that is :meth:`begin`; with one, a position stored in the lease's row (the one
+        stored already, or the metastore's newest event id), which whoever holds the lease resumes from."""
+        if self._anchored:
+            return
+        if self.lease is None:
+            self.begin()
+            self._anchored = True
+            return
+        with self._anchor_lock:
+            if self._anchored:
+                return
+            self.lease.anchor(self._client.get_current_notification_event_id)
+            self._anchored = True
+            dropped, self._unanchored_reads = self._unanchored_reads, False
+        if dropped:
+            self._missed("the catalog was read before the follower's starting position could be fixed")
+
+    def anchor_for_read(self) -> None:
+        """:meth:`anchor` before a first read; when it cannot be done now, the read still goes on (a store
+        or metastore that is away must not stop reads that need only the other) and what it caches is
+        dropped once the position is fixed (by the following thread, which keeps trying)."""
+        if self._anchored:
+            return
+        if self.lease is None:
+            self.anchor()
+            return
+        with self._anchor_lock:
+            try:
+                self.lease.anchor(self._client.get_current_notification_event_id)
+            except HmsCatalogError as error:
+                self._unanchored_reads = True
+                _log.warning("catalog %s: the events' starting position could not be stored (%s); what is read now "
+                             "is dropped once it is", self.catalog, error)
+                return
+            self._anchored = True
+
     def begin(self) -> None:
-        """Read the current event id: changes after it are what :meth:`poll` will apply."""
+        """Fix the event id after which :meth:`poll` applies changes: where the lease's earlier holders
+        stopped (or the position anchored before the first read), or without a lease the current one."""
         with self._poll_lock:
             if self._last is None:
                 resumed = self.lease.resume_at() if self.lease is not None else None
@@ -129,6 +186,9 @@ class EventFollower:
                     # Stored at once: a holder stopped before it applies an event must not leave the next one
                     # to start from a newer id, skipping the events in between.
                     self.lease.advance(self._last)
+                    # No position was stored (the row was forgotten since it was anchored): reads made since
+                    # may predate the id just read, so what they cached goes.
+                    self._missed(f"no stored event position to resume from; following from event {self._last}")
                 self._last_log_check = self._clock()
 
     def start(self) -> None:
@@ -233,6 +293,13 @@ class EventFollower:
         interval = min(self.config.polling_interval, self.lease.renew_interval)
         last_poll, held = float("-inf"), False
         while not self._stopping.wait(0.0 if not held and last_poll == float("-inf") else interval):
+            if not self._anchored:
+                try:
+                    self.anchor()  # before claiming: a new lease then resumes from here, never from "now"
+                except Exception as error:  # noqa: BLE001 - a metastore or store that is away is asked again
+                    self._count(failures=1, last_error=str(error))
+                    _log.warning("catalog %s: storing the events' starting position failed: %s", self.catalog, error)
+                    continue
             if not self.lease.hold():
                 held = False
                 continue

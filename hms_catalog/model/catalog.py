@@ -37,8 +37,11 @@ class ExternalCatalog:
     table handles are made on demand without asking the metastore whether they exist: the first real
     use (DESCRIBE, SHOW TABLES) finds out, so ``DESCRIBE cat.db.t`` on a cold catalog is one get_table.
 
-    With ``hive.enable_hms_events_incremental_sync``, the first use also reads the metastore's newest
-    event id (before anything is loaded) and starts following the notification log; :meth:`close` stops it.
+    With ``hive.enable_hms_events_incremental_sync``, the first use also fixes the follower's starting
+    position (before anything is loaded: the metastore's newest event id, or with a lease the position
+    stored in the store) and starts following the notification log; :meth:`close` stops it. A process that
+    follows from the catalog's definition on (``follow_on_first_use=False``, a service) still fixes the
+    position at the first use; one that never follows here (``followed=False``, a one-shot run) does not.
 
     Replicas sharing a store pass ``follow_lease`` (one replica follows at a time) and caches whose versions
     are the store's: what another replica logs (a REFRESH, a DDL, an event it applied) drops what this one
@@ -55,6 +58,7 @@ class ExternalCatalog:
         follow_lease: FollowLease | None = None,
         commits: Path | None = None,
         follow_on_first_use: bool = True,
+        followed: bool = True,
         storage: StorageResolver | None = None,
     ) -> None:
         self.definition = definition
@@ -74,7 +78,9 @@ class ExternalCatalog:
         if isinstance(self.caches.versions, SharedCatalogVersions):
             self.caches.versions.listen(self._changed_elsewhere)
         # A serving process calls follow_events() when it builds the catalog; a one-shot CLI run never follows.
-        self._following = Lazy(self._start_following if follow_on_first_use else _not_following)
+        self._follow_on_first_use = follow_on_first_use
+        self._followed = followed or follow_on_first_use
+        self._following = Lazy(self._first_use)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
         # writes begun and not committed or aborted, what commits replaced, and where commits keep their undo logs
         self.write_jobs = WriteJobs(commits, self.storage)
@@ -134,9 +140,17 @@ class ExternalCatalog:
         so a change feed's subscriber sees what is made behind the service without anyone listing first)."""
         self._start_following()
 
-    def _start_following(self) -> bool:
+    def _start_following(self) -> None:
         if self.follower is not None:
             self.follower.start()
+
+    def _first_use(self) -> bool:
+        """Before the first read: the follower's starting position is fixed no later than this read, or a
+        change made between it and the follower's first poll would never be seen (see EventFollower.anchor)."""
+        if self.follower is not None and self._followed:
+            if self._follow_on_first_use:
+                self._start_following()
+            self.follower.anchor_for_read()
         return True
 
     def _invalidate_all(self, reason: str) -> None:
@@ -178,7 +192,3 @@ class ExternalCatalog:
 
     def __repr__(self) -> str:
         return f"ExternalCatalog({self.name!r})"
-
-
-def _not_following() -> bool:
-    return True

@@ -7,6 +7,11 @@ replica that stops (killed, cut off from the store) stops renewing; after ``ttl`
 takes the lease over with the next number and resumes after the last event id stored. A delayed write of
 the old holder then finds the number changed and is refused, so no event is applied twice or skipped.
 
+Every replica that keeps the catalog fresh stores a position before its first read of it, whether or not
+it holds the lease (:meth:`LeaseTable.anchor`; a position stored earlier is kept). A holder always resumes
+after the stored position and never from "now", so an event between a replica's first read and the moment
+a holder begins (a thread held back, a lease taken over) is applied, not skipped.
+
 Expiry is judged by each replica's wall clock: replicas must keep their clocks in step (NTP) to well
 within the time to live.
 """
@@ -78,6 +83,38 @@ class LeaseTable:
         except IntegrityError:  # another replica made the row first
             return None
 
+    def position(self, catalog_id: str) -> int | None:
+        """The last event id stored for ``catalog_id`` (by a holder, or by :meth:`anchor`), if any."""
+        with self.database.reading() as connection:
+            found = connection.execute(select(LEASES.c.last_event_id).where(LEASES.c.catalog_id == catalog_id)).first()
+        return None if found is None or found[0] is None else int(found[0])
+
+    def anchor(self, catalog_id: str, event_id: int) -> int:
+        """Store ``event_id`` as where following ``catalog_id`` starts, unless a position is stored already;
+        returns the position stored now.
+
+        A position stored earlier is never moved: it is no later than ``event_id`` (event ids only grow), so
+        whoever holds the lease next applies everything after it. A row made here is free (no holder, number
+        0), so the first replica to claim it takes it at once.
+        """
+        for attempt in (1, 2):
+            try:
+                with self.database.writing() as connection:
+                    row = connection.execute(select(LEASES).where(LEASES.c.catalog_id == catalog_id)).mappings().first()
+                    if row is None:
+                        connection.execute(insert(LEASES).values(catalog_id=catalog_id, holder="", fence=0, expires_at=0.0,
+                                                                 last_event_id=event_id))
+                        return event_id
+                    if row["last_event_id"] is not None:
+                        return int(row["last_event_id"])
+                    connection.execute(update(LEASES).where(LEASES.c.catalog_id == catalog_id, LEASES.c.last_event_id.is_(None))
+                                       .values(last_event_id=event_id))
+                    return event_id
+            except IntegrityError:  # another replica made the row first: read what it stored
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def release(self, lease: Lease) -> None:
         """Give the lease up at once (a clean stop), so another replica need not wait for it to expire."""
         with self.database.writing() as connection:
@@ -124,6 +161,14 @@ class EventLease:
     def resume_at(self) -> int | None:
         lease = self._lease
         return None if lease is None else lease.last_event_id
+
+    def anchor(self, current: Callable[[], int]) -> int:
+        """Make sure a position is stored, no later than now: the one stored already (no metastore call), or
+        ``current()`` (the metastore's newest event id), read only when none is."""
+        stored = self.table.position(self.versions.catalog_id)
+        if stored is not None:
+            return stored
+        return self.table.anchor(self.versions.catalog_id, current())
 
     @contextlib.contextmanager
     def applying(self, event_id: int) -> Iterator[None]:
