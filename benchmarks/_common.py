@@ -17,10 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hms_catalog.demo.loopback import keep_spark_on_loopback
 from hms_catalog.errors import ServiceError
 from hms_catalog.remote import CatalogServiceClient
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+# Every Spark JVM a benchmark starts (its sessions, spark-submit children, servers' drivers) binds 127.0.0.1.
+keep_spark_on_loopback()
 _ANNOUNCED = re.compile(r"hms-catalog service at (?P<url>https?://\S+) for ")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog._private import private_file
+from hms_catalog.demo.loopback import SPARK_LOOPBACK_SETTINGS, keep_spark_on_loopback
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.metastore._setup import spark_jars_dir
 from spark_connector.build import connector_jar
@@ -70,6 +71,12 @@ class SparkConnectServer:
             "--conf", f"spark.pyspark.python={sys.executable}",
         ]
         self._environment = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+        if master.startswith("local"):
+            # Its driver (and local-cluster's master and workers) serve only this machine: only the gRPC port
+            # listens on --host. On a cluster master the executors must reach the driver: Spark's defaults.
+            for key, value in SPARK_LOOPBACK_SETTINGS.items():
+                self._command += ["--conf", f"{key}={value}"]
+            keep_spark_on_loopback(self._environment)
         self._process: subprocess.Popen[bytes] | None = None
         self._ready = threading.Event()
 

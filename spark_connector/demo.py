@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hms_catalog.demo.loopback import SPARK_LOOPBACK_SETTINGS, keep_spark_on_loopback
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.state import open_definitions
 from spark_connector.session import native_session
@@ -81,10 +82,11 @@ def run(directory: Path) -> int:
             print(f"    at {url}")
             _step("starting Spark with the native connector: spark.jars, spark.plugins and the service's address only")
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            keep_spark_on_loopback()
             spark = native_session(url, home=home, master="local[2]", conf={
                 "spark.app.name": "hms-catalog-native-demo", "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
-                "spark.pyspark.python": sys.executable})
+                "spark.pyspark.python": sys.executable, **SPARK_LOOPBACK_SETTINGS})
             spark.sparkContext.setLogLevel("ERROR")
             try:
                 queries = [

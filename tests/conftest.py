@@ -19,6 +19,7 @@ import pytest
 
 from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool, MetastoreClient
+from hms_catalog.demo.loopback import keep_spark_on_loopback, on_loopback
 from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
@@ -29,6 +30,10 @@ from tests.support.s3 import S3Server, Warehouse, create_catalog_statement, writ
 from tests.support.sessions import open_catalog
 
 _names = itertools.count(1)
+
+# Every Spark JVM the tests start (the session fixture, spark-submit children, local-cluster workers, Spark
+# Connect servers) binds 127.0.0.1, never the machine's other addresses (hms_catalog.demo.loopback).
+keep_spark_on_loopback()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -72,7 +77,7 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
     os.environ["PYSPARK_PYTHON"] = sys.executable  # Python workers run this interpreter, with this venv
     scratch = tmp_path_factory.mktemp("spark")
     session = (
-        SparkSession.builder.master("local[2]")
+        on_loopback(SparkSession.builder.master("local[2]"))
         .appName("hms-catalog-tests")
         .config("spark.sql.catalogImplementation", "hive")
         .config("spark.hadoop.hive.metastore.uris", metastore.uri)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from hms_catalog.cli.render import TextRenderer
 from hms_catalog.client import HmsClientPool
+from hms_catalog.demo.loopback import on_loopback
 from hms_catalog.demo.warehouse import DATABASE, build_warehouse
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
@@ -42,7 +43,7 @@ def _spark(uri: str, warehouse: Path, scratch: Path) -> SparkSession:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (
-        SparkSession.builder.master("local[2]").appName("hms-catalog-demo")
+        on_loopback(SparkSession.builder.master("local[2]").appName("hms-catalog-demo"))
         .config("spark.sql.catalogImplementation", "hive")
         .config("spark.hadoop.hive.metastore.uris", uri)
         .config("spark.sql.warehouse.dir", warehouse.as_uri())

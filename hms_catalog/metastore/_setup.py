@@ -37,7 +37,11 @@ PREPARER_CLASS = "PrepareDatabase"
 OBJECT_STORE_STUB_CLASS = "ObjectStoreStub"
 # The schemes the stub answers for: the ones Hadoop, Spark and most metastores record for S3.
 OBJECT_STORE_SCHEMES = ("s3a", "s3", "s3n")
-_SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java")
+# Hive's socket factories with a server socket on 127.0.0.1 (Hive 2.3's metastore has no bind-address setting),
+# compiled into its package folder so that the helpers' folder, first on the classpath, shadows Hive's class.
+LOOPBACK_SOCKETS_CLASS = "org/apache/hadoop/hive/common/auth/HiveAuthUtils"
+_SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java", "HiveAuthUtils.java")
+_COMPILED = {"HiveAuthUtils.java": f"{LOOPBACK_SOCKETS_CLASS}.class"}  # classes in a package: their folder
 
 
 def spark_jars_dir() -> Path:
@@ -180,7 +184,7 @@ def compile_helpers(lib_dir: Path, jars: Path, *, object_store_stub: bool = Fals
     lib_dir.mkdir(parents=True, exist_ok=True)
     stale = []
     for name in (*_SOURCES, f"{OBJECT_STORE_STUB_CLASS}.java") if object_store_stub else _SOURCES:
-        compiled = lib_dir / name.replace(".java", ".class")
+        compiled = lib_dir / _COMPILED.get(name, name.replace(".java", ".class"))
         source = Path(str(sources / name))
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
             stale.append(source)

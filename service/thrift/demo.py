@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from hms_catalog.demo.loopback import on_loopback
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.state import SharedState, open_definitions
@@ -62,7 +63,7 @@ def run(directory: Path) -> int:
             print(f"    at {uri}")
             _step(f"starting Spark with its own Hive support and one setting: hive.metastore.uris={uri}")
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            spark = (SparkSession.builder.master("local[2]").appName("hms-catalog-thrift-demo")
+            spark = (on_loopback(SparkSession.builder.master("local[2]").appName("hms-catalog-thrift-demo"))
                      .config("spark.sql.catalogImplementation", "hive")
                      .config("spark.hadoop.hive.metastore.uris", uri)
                      .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")

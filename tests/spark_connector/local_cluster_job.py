@@ -17,10 +17,11 @@ from typing import Any
 def main(url: str, token: str, catalog: str, database: str) -> None:
     from pyspark.sql import SparkSession
 
+    from hms_catalog.demo.loopback import on_loopback
     from spark_connector import catalog_conf, connector_jar
 
     started = time.monotonic()
-    builder = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("local-cluster-job")
+    builder = (on_loopback(SparkSession.builder.master("local-cluster[2,1,1024]").appName("local-cluster-job"))
                .config("spark.jars", str(connector_jar())).config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC"))

@@ -12,9 +12,10 @@ import sys
 def main(jar: str, metastore_uri: str, url: str, token: str, catalog: str, database: str, table: str) -> None:
     from pyspark.sql import SparkSession
 
+    from hms_catalog.demo.loopback import on_loopback
     from spark_connector import catalog_conf
 
-    builder = (SparkSession.builder.master("local[2]").appName("write-job").config("spark.jars", jar)
+    builder = (on_loopback(SparkSession.builder.master("local[2]").appName("write-job")).config("spark.jars", jar)
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.hadoop.hive.metastore.uris", metastore_uri))
     for key, value in catalog_conf(catalog, url, token).items():

@@ -33,6 +33,8 @@ def plain(value: Any) -> Any:
 def start(config: dict[str, Any]) -> Any:
     from pyspark.sql import SparkSession
 
+    from hms_catalog.demo.loopback import on_loopback
+
     scratch = config["scratch"]
     conf = {
         "spark.hadoop.hive.metastore.uris": config["uri"], "spark.sql.warehouse.dir": config["warehouse"],
@@ -42,7 +44,7 @@ def start(config: dict[str, Any]) -> Any:
         **{f"spark.hadoop.hive.{key}": f"{scratch}/{key}" for key in ("exec.scratchdir", "exec.local.scratchdir",
                                                                       "downloaded.resources.dir")},
     }
-    builder = SparkSession.builder.master("local[2]").appName("hms-catalog-spark-hive-client")
+    builder = on_loopback(SparkSession.builder.master("local[2]").appName("hms-catalog-spark-hive-client"))
     for key, item in {**conf, **config["conf"]}.items():
         builder = builder.config(key, item)
     session = builder.enableHiveSupport().getOrCreate()
