@@ -1,6 +1,11 @@
 """Files the embedded metastore needs in its directory: hive-site.xml, a quiet log4j2 configuration and
-the small Java helpers (the notification-log listener, the database preparer and the stub filesystem for
-object-store locations).
+the small Java helpers (the notification-log listener, the database preparer, the stub filesystem for
+object-store locations and the loopback socket factories).
+
+The helpers are compiled once per source digest and Hive version into the Java cache
+(``~/.cache/hms-catalog/java`` or ``$HMS_CATALOG_JAVA_CACHE``, as the connector's jar is) and copied into
+each metastore's directory; a freshly prepared, still empty Derby database is kept there too, so a new
+metastore directory starts from a copy of it instead of running the preparer again (most of a first start).
 
 Kept apart from the process handling so that the generated configuration can be read and tested
 without starting Java.
@@ -8,11 +13,13 @@ without starting Java.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -30,6 +37,9 @@ __all__ = [
     "write_core_site",
     "write_log_config",
     "compile_helpers",
+    "java_cache_dir",
+    "copy_prepared_database",
+    "keep_prepared_database",
 ]
 
 LISTENER_CLASS = "NotificationLogListener"
@@ -42,6 +52,7 @@ OBJECT_STORE_SCHEMES = ("s3a", "s3", "s3n")
 LOOPBACK_SOCKETS_CLASS = "org/apache/hadoop/hive/common/auth/HiveAuthUtils"
 _SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java", "HiveAuthUtils.java")
 _COMPILED = {"HiveAuthUtils.java": f"{LOOPBACK_SOCKETS_CLASS}.class"}  # classes in a package: their folder
+JAVA_CACHE_ENV = "HMS_CATALOG_JAVA_CACHE"
 
 
 def spark_jars_dir() -> Path:
@@ -65,13 +76,21 @@ def find_java_tool(name: str) -> str | None:
     return shutil.which(name)
 
 
-def compile_into(javac: str, source: Path, target: Path, classpath: str, *, files: dict[str, str] | None = None) -> str | None:
-    """Compile ``source`` (and write ``files``, name -> text, beside it) into a private folder, then rename
-    that folder to ``target``: a process or thread that finds the class in ``target`` never reads half of it.
-    Another compile that finished first keeps its (same) folder. javac's error text when it fails, else None."""
+def java_cache_dir() -> Path:
+    """Where compiled Java helpers (and the prepared metastore database) are kept between runs."""
+    return Path(os.environ.get(JAVA_CACHE_ENV) or Path.home() / ".cache" / "hms-catalog" / "java")
+
+
+def compile_into(javac: str, source: Path | Sequence[Path], target: Path, classpath: str, *,
+                 files: dict[str, str] | None = None) -> str | None:
+    """Compile ``source`` (one file or several; and write ``files``, name -> text, beside them) into a private
+    folder, then rename that folder to ``target``: a process or thread that finds the class in ``target`` never
+    reads half of it. Another compile that finished first keeps its (same) folder. javac's error text when it
+    fails, else None."""
+    sources = [source] if isinstance(source, Path) else list(source)
     staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
     staging.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(staging), "-cp", classpath, str(source)],
+    result = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(staging), "-cp", classpath, *map(str, sources)],
                             capture_output=True, text=True, check=False)
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
@@ -174,31 +193,82 @@ def write_log_config(conf_dir: Path, log_file: Path, audit_file: Path | None = N
     return path
 
 
-def compile_helpers(lib_dir: Path, jars: Path, *, object_store_stub: bool = False) -> bool:
-    """Compile the Java helpers into ``lib_dir`` once; False when no ``javac`` is available.
+def _helper_sources() -> list[Path]:
+    folder = resources.files("hms_catalog.metastore") / "resources"
+    return [Path(str(folder / name)) for name in (*_SOURCES, f"{OBJECT_STORE_STUB_CLASS}.java")]
 
-    Recompiles only when a class is missing or older than its packaged source. The stub filesystem is
-    compiled only for a metastore that uses it (javac takes most of a second more with it).
+
+def _hive_version(jars: Path) -> str:
+    return ",".join(sorted(jar.name for jar in jars.glob("hive-metastore-*.jar")) + sorted(jar.name for jar in jars.glob("derby-*.jar")))
+
+
+def compile_helpers(lib_dir: Path, jars: Path, *, object_store_stub: bool = False) -> bool:
+    """Put the compiled Java helpers into ``lib_dir``; False when they are not there and no ``javac`` is.
+
+    They are compiled once per source digest and Hive version into the Java cache (every helper at once: a
+    metastore directory of its own, as each test's or demo's is, then costs a copy of a few small files, not
+    a javac run) and copied from there when ``lib_dir`` lacks one or holds another version.
+    ``object_store_stub``: whether the stub filesystem is needed (it is compiled with the rest either way).
     """
-    sources = resources.files("hms_catalog.metastore") / "resources"
-    lib_dir.mkdir(parents=True, exist_ok=True)
-    stale = []
-    for name in (*_SOURCES, f"{OBJECT_STORE_STUB_CLASS}.java") if object_store_stub else _SOURCES:
-        compiled = lib_dir / _COMPILED.get(name, name.replace(".java", ".class"))
-        source = Path(str(sources / name))
-        if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
-            stale.append(source)
-    if not stale:
-        return True
-    javac = find_java_tool("javac")
-    if javac is None:
-        return False
-    result = subprocess.run(
-        [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(lib_dir), "-cp", f"{jars}/*", *map(str, stale)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise EmbeddedMetastoreError(f"javac failed on the metastore helpers:\n{result.stderr[-2000:]}")
+    sources = _helper_sources()
+    digest = hashlib.sha256(_hive_version(jars).encode())
+    for source in sources:
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    compiled = java_cache_dir() / f"metastore-helpers-{digest.hexdigest()[:12]}"
+    if not compiled.is_dir():
+        javac = find_java_tool("javac")
+        if javac is None:
+            return _has_helpers(lib_dir, object_store_stub)  # compiled earlier by a machine with a JDK, or not at all
+        compiled.parent.mkdir(parents=True, exist_ok=True)
+        failure = compile_into(javac, sources, compiled, f"{jars}/*")
+        if failure is not None:
+            raise EmbeddedMetastoreError(f"javac failed on the metastore helpers:\n{failure}")
+    for found in compiled.rglob("*.class"):
+        copy = lib_dir / found.relative_to(compiled)
+        if not copy.exists() or copy.read_bytes() != found.read_bytes():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            partial = copy.with_name(copy.name + f".{os.getpid()}")
+            shutil.copyfile(found, partial)
+            os.replace(partial, copy)  # a server starting on this directory never loads half a class
     return True
+
+
+def _has_helpers(lib_dir: Path, object_store_stub: bool) -> bool:
+    names = (*_SOURCES, f"{OBJECT_STORE_STUB_CLASS}.java") if object_store_stub else _SOURCES
+    return all((lib_dir / _COMPILED.get(name, name.replace(".java", ".class"))).exists() for name in names)
+
+
+def _prepared_database_dir(jars: Path, level: str) -> Path:
+    digest = hashlib.sha256(f"{_hive_version(jars)}|{level}".encode())
+    digest.update((Path(str(resources.files("hms_catalog.metastore") / "resources" / f"{PREPARER_CLASS}.java"))).read_bytes())
+    return java_cache_dir() / f"metastore-db-{digest.hexdigest()[:12]}"
+
+
+def copy_prepared_database(db_dir: Path, jars: Path, level: str) -> bool:
+    """Make ``db_dir`` (which must not exist) a copy of a database prepared earlier at ``level`` with these
+    jars; False when none was kept. The copy is an empty metastore: tables and columns, no rows."""
+    template = _prepared_database_dir(jars, level)
+    if not template.is_dir() or db_dir.exists():
+        return False
+    partial = db_dir.with_name(db_dir.name + f".{os.getpid()}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(template, partial)
+    partial.rename(db_dir)
+    return True
+
+
+def keep_prepared_database(db_dir: Path, jars: Path, level: str) -> None:
+    """Keep a copy of ``db_dir``, just prepared and never served (so still empty), for the next new
+    directory; Derby's files are closed once the preparer has exited, so a folder copy is a whole database."""
+    template = _prepared_database_dir(jars, level)
+    if template.is_dir():
+        return
+    template.parent.mkdir(parents=True, exist_ok=True)
+    staging = template.with_name(f"{template.name}.{os.getpid()}.{threading.get_ident()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(db_dir, staging)
+    try:
+        staging.rename(template)
+    except OSError:  # another process kept one first; it is the same
+        shutil.rmtree(staging, ignore_errors=True)

@@ -253,7 +253,13 @@ class EmbeddedMetastore:
             env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
             prepared = self.directory / _PREPARED_MARKER
             if helpers and not _prepared_at_current_level(db_dir, prepared):
-                self._prepare_database(base, classpath, env)
+                # A new directory starts from a copy of a database prepared before (the preparer's JVM is most
+                # of a first start); one that has a database is prepared in place (an upgrade keeps its content).
+                if not _setup.copy_prepared_database(db_dir, jars, _SCHEMA_LEVEL):
+                    fresh = not db_dir.exists()
+                    self._prepare_database(base, classpath, env)
+                    if fresh:
+                        _setup.keep_prepared_database(db_dir, jars, _SCHEMA_LEVEL)
                 prepared.write_text(_SCHEMA_LEVEL, encoding="utf-8")
             port = self._choose_port()
             out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
