@@ -7,6 +7,19 @@ depends on it. The CLI finds the ``serve`` command through the ``hms_catalog.com
 
 from __future__ import annotations
 
-from service.app import create_app
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from service.app import create_app
 
 __all__ = ["create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    """``create_app`` on first use: the CLI imports ``service.main`` for the ``serve`` command's arguments on
+    every run, and loading FastAPI and every route is most of a plain CLI run's start-up otherwise."""
+    if name == "create_app":
+        from service.app import create_app
+
+        return create_app
+    raise AttributeError(f"module 'service' has no attribute {name!r}")

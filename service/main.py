@@ -23,7 +23,6 @@ from hms_catalog.errors import ConfigurationError, HmsCatalogError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.registry import adopt_manager
 from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_definitions
-from service.app import create_app
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
 from service.thrift import ThriftSettings
@@ -195,6 +194,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         if thrift_listener is not None:
             thrift_listener.close()
         raise
+    from service.app import create_app  # FastAPI and the routes: loaded by serve only, not by every CLI run
+
     app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift,
                      thrift_listener=thrift_listener)
     config = uvicorn.Config(

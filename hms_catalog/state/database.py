@@ -11,15 +11,17 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 from hms_catalog.state.engine import WRITING, StoreLocation, unavailable
 
-__all__ = ["StoreDatabase"]
+__all__ = ["StoreDatabase", "HEAD_REVISION"]
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
+# The newest migration's revision: a store already there is used without loading Alembic and its scripts
+# (most of a CLI run's start-up otherwise). tests/state/test_engine.py checks it is Alembic's head.
+HEAD_REVISION = "0003"
 _MIGRATION_LOCK = 0x686D735F63617431  # any fixed 64-bit number: the advisory lock's name
 
 
@@ -59,6 +61,12 @@ class StoreDatabase:
         with self._lock:
             if self._migrated:
                 return
+            if self._revision() == HEAD_REVISION:
+                self._migrated = True
+                return
+            from alembic import command
+            from alembic.config import Config
+
             config = Config()
             config.set_main_option("script_location", str(_MIGRATIONS))
             with unavailable(self.location), self.location.engine().connect() as connection:
@@ -69,3 +77,13 @@ class StoreDatabase:
                     config.attributes["connection"] = connection
                     command.upgrade(config, "head")
             self._migrated = True
+
+    def _revision(self) -> str | None:
+        """The store's schema revision; None for a new store (no version table yet)."""
+        with unavailable(self.location), self.location.engine().connect() as connection:
+            try:
+                with connection.begin():
+                    found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            except DBAPIError:  # no such table: a store never migrated
+                return None
+        return None if found is None else str(found)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from hms_catalog.errors import ConfigurationError, StoreUnavailableError
 from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SqlCatalogStore, StoreDatabase, store_location
+from hms_catalog.state import database as database_module
 from tests.support.replicas import free_port
 
 
@@ -49,3 +52,24 @@ def test_a_store_that_cannot_be_reached_is_unavailable_quickly_and_names_the_sto
     store = SqlCatalogStore(tmp_path, StoreDatabase(location))
     with pytest.raises(StoreUnavailableError, match=r"catalog store postgresql\+psycopg://hms@127.0.0.1:\d+/cat cannot be reached"):
         store.list()
+
+
+def test_the_head_revision_the_store_checks_is_alembics_head() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(database_module.__file__).parent / "migrations"))
+    assert ScriptDirectory.from_config(config).get_heads() == [database_module.HEAD_REVISION]
+
+
+def test_a_store_at_the_head_revision_is_opened_without_loading_alembic(tmp_path: Path) -> None:
+    """A CLI run's start-up: the second process on a home reads one row instead of running the migrations."""
+    script = ("import sys\nfrom pathlib import Path\nfrom hms_catalog.state import StoreDatabase, store_location\n"
+              "database = StoreDatabase(store_location(Path(sys.argv[1])))\n"
+              "with database.reading() as connection:\n    pass\n"
+              "print('alembic' in sys.modules)\n")
+    home = tmp_path / "home"
+    runs = [subprocess.run([sys.executable, "-c", script, str(home)], capture_output=True, text=True, check=True).stdout.strip()
+            for _ in range(2)]
+    assert runs == ["True", "False"]  # the first made the store (migrations ran); the second only read its revision
