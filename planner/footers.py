@@ -9,12 +9,12 @@ modification time), so a file rewritten in place is read again and an unchanged 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.errors import PlanningError
 from hms_catalog.storage.resolver import StorageResolver
+from planner._parallel import run_all
 from planner.aggregates import ColumnFacts, FileFacts
 
 __all__ = ["file_facts", "parquet_facts", "orc_facts", "FileIdentity"]
@@ -97,8 +97,8 @@ def file_facts(files: Sequence[FileIdentity], file_format: str, caches: CatalogC
 
     if missing:
         ticket = caches.footers.ticket()
-        with ThreadPoolExecutor(max_workers=max(1, min(parallelism, len(missing)))) as workers:
-            for identity, facts in workers.map(read, missing):
-                caches.footers.put(identity, facts, ticket=ticket)
-                found[identity] = facts
+        # the first footer that cannot be read ends the reading: no file waits its turn at a store that is silent
+        for identity, facts in run_all(lambda identity, _: read(identity), missing, parallelism):
+            caches.footers.put(identity, facts, ticket=ticket)
+            found[identity] = facts
     return [found[identity] for identity in files]

@@ -10,9 +10,9 @@ again.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -21,6 +21,7 @@ import pyarrow.fs as pafs
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.formats._paths import is_hidden, join_location, normalize_location
 from hms_catalog.storage.resolver import StorageResolver
+from planner._parallel import run_all
 
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
 
@@ -216,10 +217,13 @@ def list_locations(
         root_ticket = caches.files.ticket()  # read before the listing, as each chunk's is
         from_root = _list_under_root(storage, shared_root, [location for _, location in todo], recursive)
 
-    def work(chunk: list[tuple[tuple[str, str, str], str]]) -> list[tuple[str, list[FileEntry] | None]]:
+    def work(chunk: list[tuple[tuple[str, str, str], str]], stop: threading.Event) -> list[tuple[str, list[FileEntry] | None]]:
         ticket = root_ticket if root_ticket is not None else caches.files.ticket()  # a change while listing is not undone
-        listed = [(key, location, from_root[location] if location in from_root else _list_one(storage, location, recursive))
-                  for key, location in chunk]
+        listed = []
+        for key, location in chunk:
+            if stop.is_set():  # another chunk failed: the plan fails with its error, list nothing more
+                return []
+            listed.append((key, location, from_root[location] if location in from_root else _list_one(storage, location, recursive)))
         located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
         answers: list[tuple[str, list[FileEntry] | None]] = []
         for key, location, found in listed:
@@ -235,14 +239,19 @@ def list_locations(
     size = max(1, min(_CHUNK_LIMIT, -(-len(todo) // (threads * _CHUNKS_PER_THREAD))))
     chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
     done = 0
-    with ThreadPoolExecutor(max_workers=threads) as workers:
-        for answers in workers.map(work, chunks):
-            for location, entries in answers:
-                done += 1
-                if progress is not None:
-                    progress(done, len(todo))
-                if entries is None:
-                    absent.append(location)
-                else:
-                    files[location] = entries
+
+    def answered(answers: list[tuple[str, list[FileEntry] | None]]) -> None:
+        nonlocal done
+        for _ in answers:
+            done += 1
+            if progress is not None:
+                progress(done, len(todo))
+
+    # the first failure (a store that refuses or does not answer) ends the listing: no chunk waits its turn for it
+    for answers in run_all(work, chunks, threads, answered):
+        for location, entries in answers:
+            if entries is None:
+                absent.append(location)
+            else:
+                files[location] = entries
     return ListingResult(files, absent, time.perf_counter() - started)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from hms_catalog._secrets import is_secret_key
 from hms_catalog.storage.properties import HADOOP_KEY_PREFIXES, S3Settings, StorageConfig
+from hms_catalog.storage.timeouts import RETRY_STRATEGIES, s3_attempts
 
 __all__ = ["pyiceberg_properties", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
 
@@ -41,6 +42,7 @@ def pyiceberg_properties(config: StorageConfig, raw: Mapping[str, str]) -> dict[
     (a name pyiceberg reads that the user set is kept as set)."""
     found = dict(raw)
     s3 = config.s3
+    attempts = s3_attempts(s3.request_timeout, s3.connect_timeout)
     derived = {
         "s3.endpoint": _endpoint_url(s3),
         "s3.region": s3.region or ("us-east-1" if s3.endpoint else None),
@@ -48,8 +50,10 @@ def pyiceberg_properties(config: StorageConfig, raw: Mapping[str, str]) -> dict[
         "s3.secret-access-key": s3.secret_key,
         "s3.session-token": s3.session_token,
         "s3.path-style-access": "true" if s3.path_style else None,
-        "s3.connect-timeout": str(s3.connect_timeout) if s3.endpoint else None,
-        "s3.request-timeout": str(s3.request_timeout) if s3.endpoint else None,
+        # the catalog's request timeout as the whole wait, shared by the attempts (see storage/timeouts.py)
+        "s3.connect-timeout": str(attempts.connect_timeout),
+        "s3.request-timeout": str(attempts.silence),
+        "s3.retry-strategy-impl": RETRY_STRATEGIES[attempts.attempts],
         "gcs.oauth2.token": config.gcs.access_token,
         "gcs.service.host": config.gcs.endpoint,
         "gcs.project-id": config.gcs.project_id,

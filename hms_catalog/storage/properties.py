@@ -114,8 +114,9 @@ class S3Settings:
     path_style: bool = False
     max_connections: int = _S3_DEFAULT_MAX_CONNECTIONS
     connect_timeout: float = _S3_DEFAULT_CONNECT_TIMEOUT
-    request_timeout: float = _S3_DEFAULT_REQUEST_TIMEOUT
+    request_timeout: float = _S3_DEFAULT_REQUEST_TIMEOUT  # the whole wait for a request, retries included (timeouts.py)
     ssl: bool = True
+    request_timeout_key: str = _S3_KEYS["request_timeout"][0]  # the key it was read from, for errors to name
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], prefix: str | None = None) -> S3Settings:
@@ -141,6 +142,7 @@ class S3Settings:
         path_style = find("path_style")
         ssl = find("ssl")
         max_connections = find("max_connections")
+        request_timeout = find("request_timeout")
         return cls(
             endpoint=endpoint[1] if endpoint else None,
             region=(find("region") or (None, None))[1],
@@ -151,8 +153,9 @@ class S3Settings:
             max_connections=(property_as_int(dict([max_connections]), max_connections[0], 0, minimum=1)
                              if max_connections else _S3_DEFAULT_MAX_CONNECTIONS),
             connect_timeout=_milliseconds(props, find("connect_timeout"), _S3_DEFAULT_CONNECT_TIMEOUT),
-            request_timeout=_milliseconds(props, find("request_timeout"), _S3_DEFAULT_REQUEST_TIMEOUT),
+            request_timeout=_milliseconds(props, request_timeout, _S3_DEFAULT_REQUEST_TIMEOUT),
             ssl=property_as_bool(dict([ssl]), ssl[0], True) if ssl else True,
+            request_timeout_key=request_timeout[0] if request_timeout else _S3_KEYS["request_timeout"][0],
         )
 
     @property

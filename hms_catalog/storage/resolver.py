@@ -11,6 +11,7 @@ Locations are Hadoop paths, never percent-decoded (see :mod:`hms_catalog.formats
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass, replace
@@ -23,6 +24,7 @@ import pyarrow.fs as pafs
 from hms_catalog.errors import ConfigurationError, StorageError
 from hms_catalog.formats._paths import normalize_location
 from hms_catalog.storage.properties import S3_COMPATIBLE_SCHEMES, S3_SCHEMES, S3Settings, StorageConfig
+from hms_catalog.storage.timeouts import is_timeout, s3_attempts
 
 if TYPE_CHECKING:
     from hms_catalog.storage.hadoop.helper import HadoopHelper
@@ -32,8 +34,8 @@ __all__ = ["StorageResolver", "split_location", "LOCAL_SCHEMES", "AZURE_SCHEMES"
 LOCAL_SCHEMES = ("", "file")
 AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
 _GCS_SCHEMES = ("gs", "gcs")
-# The AWS SDK's retries, bounded so an unreachable endpoint fails within about the timeouts set.
-_S3_ATTEMPTS = 3
+_GCS_S3_HOST = "storage.googleapis.com"  # gs:// with HMAC keys: GCS's S3-compatible API
+_S3_OPERATION = re.compile(r"during (\w+) operation")
 
 
 def split_location(location: str) -> tuple[str, str, str]:
@@ -150,8 +152,14 @@ class StorageResolver:
 
     def error(self, location: str, error: BaseException, doing: str = "reach") -> StorageError:
         """A StorageError naming the catalog and the location, with the first line of the store's own message
-        (which carries no credential); callers raise it ``from None``, so no deeper trace repeats it."""
+        (which carries no credential); callers raise it ``from None``, so no deeper trace repeats it.
+
+        A request to an S3 store that timed out says so in the catalog's terms instead: which endpoint, which
+        request, and the timeout it was given (the engine's own text names a per-attempt share of it)."""
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        scheme = split_location(location)[0]
+        if is_timeout(text) and scheme not in LOCAL_SCHEMES and self._kind(scheme) == "s3":
+            text = _timed_out(self.config.s3_for(scheme), scheme, text)
         return StorageError(f"{self._named()}cannot {doing} {location}: {text}")
 
     def _named(self) -> str:
@@ -208,18 +216,35 @@ def _sealed(value: Any) -> Any:
     return value
 
 
+def _timed_out(settings: S3Settings, scheme: str, text: str) -> str:
+    """What a request that timed out was, and which timeout it was given, for the catalog's error."""
+    found = _S3_OPERATION.search(text)
+    request = f"a {found.group(1)} request" if found else "a request"
+    endpoint = settings.endpoint or (_GCS_S3_HOST if scheme == "gs" else None)
+    store = f"the store at {endpoint}" if endpoint else f"S3 (region {settings.region or 'us-east-1'})"
+    if "Connection timed out" in text or "Connection time-out" in text:
+        what = f"{store} did not complete a connection (TCP and TLS) for {request}"
+    else:
+        what = f"{store} did not answer {request}"
+    attempts = s3_attempts(settings.request_timeout, settings.connect_timeout).attempts
+    tries = "one attempt" if attempts == 1 else f"{attempts} attempts"
+    return f"{what} within {settings.request_timeout:g} s, the request timeout ('{settings.request_timeout_key}', {tries})"
+
+
 def _s3_filesystem(settings: S3Settings, scheme: str) -> pafs.FileSystem:
+    # The request timeout is the whole wait for a request, retries included (see storage/timeouts.py).
+    attempts = s3_attempts(settings.request_timeout, settings.connect_timeout)
     options: dict[str, Any] = {
-        "connect_timeout": settings.connect_timeout,
-        "request_timeout": settings.request_timeout,
-        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=_S3_ATTEMPTS),
+        "connect_timeout": attempts.connect_timeout,
+        "request_timeout": attempts.silence,
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=attempts.attempts),
     }
     if settings.has_credentials:
         options.update(access_key=settings.access_key, secret_key=settings.secret_key,
                        session_token=settings.session_token)
     host = settings.endpoint_host
     if scheme == "gs" and host is None:
-        host = "storage.googleapis.com"
+        host = _GCS_S3_HOST
     if host is not None:
         options.update(endpoint_override=host, scheme=settings.scheme,
                        force_virtual_addressing=not settings.path_style)
