@@ -107,15 +107,17 @@ class MetastoreWriteCalls:
 
     def add_partitions(self, partitions: list[ttypes.Partition], *, if_not_exists: bool = False) -> int:
         """Register ``partitions`` of one table in one call; how many were added (with ``if_not_exists``,
-        existing ones are skipped and not counted)."""
+        existing ones are skipped and not counted). Only then does the metastore send the added partitions
+        back (to be counted): otherwise all were added or none, and a thousand partitions are not sent back."""
         if not partitions:
             return 0
         first = partitions[0]
         request = ttypes.AddPartitionsRequest(dbName=first.dbName, tblName=first.tableName, parts=partitions,
-                                              ifNotExists=if_not_exists, needResult=True, catName=self.metastore_catalog)
+                                              ifNotExists=if_not_exists, needResult=if_not_exists, catName=self.metastore_catalog)
         try:
             result = self._ask(
-                CallForm("add_partitions_req", (request,), lambda answer: len(answer.partitions or [])),
+                CallForm("add_partitions_req", (request,),
+                         lambda answer: len(answer.partitions or []) if if_not_exists else len(partitions)),
                 missing=("table", f"{first.dbName}.{first.tableName}"),
             )
         except MetastoreError as error:

@@ -1,6 +1,17 @@
-"""Changes a restart completes rather than undoes: the metastore may still be running a killed process's last
-call, so an undo that dropped what the call adds could run before it commits (see :mod:`.undo`). Adding what is
-missing converges whatever that call does. Today one change: ADD PARTITION's partitions.
+"""Changes a restart completes rather than undoes.
+
+A killed process's last metastore call may still be running in the metastore when the next start looks: the
+metastore finishes a call whose client went away, and nothing tells when. An undo could run before that call
+lands and the call land after it: the partitions an undo dropped added back, the definitions it restored
+replaced again, the partitions it re-added dropped, the table it named back renamed. So a change whose whole
+intent is written down before its first step is completed instead, with calls that are the abandoned call's
+twins: whichever of the two lands first, the other then changes nothing (an add skips or fails on what exists,
+an alter writes the same definition, a drop finds nothing left, a rename finds the table renamed). What a
+completion does whatever the abandoned call does, and when it does it, is the change as the statement meant it.
+
+Three changes are completed this way: ADD PARTITION's partitions (here), a write's commit
+(:mod:`.write_completion`) and a RENAME (:mod:`.rename_completion`). A completion answers whether the change
+happened; one that cannot happen any more (its table dropped since) is left out of the catalog's log.
 """
 
 from __future__ import annotations
@@ -14,60 +25,44 @@ from typing import Any, cast
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.writes import MetastoreWrites
-from hms_catalog.commits.structs import decode_struct, encode_struct
-from hms_catalog.errors import AlreadyExistsError, MetastoreError, MetastoreUnavailableError, NotFoundError
+from hms_catalog.commits._patience import COMPLETE_PATIENCE, add_missing, deadline
+from hms_catalog.commits.rename_completion import complete_rename
+from hms_catalog.commits.structs import partitions_from_text, partitions_text
+from hms_catalog.commits.write_completion import complete_write
+from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.write import staging
 
-__all__ = ["COMPLETIONS", "partitions_intent"]
+__all__ = ["COMPLETIONS", "COMPLETE_PATIENCE", "partitions_intent"]
 
 _log = logging.getLogger(__name__)
 
-COMPLETE_PATIENCE = 60.0  # seconds a completion keeps trying while an abandoned call holds its partitions
 _COMPLETE_BATCH = 1000  # partitions per add_partitions call of a completion
-FOLDER_CHECKS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # seconds between the looks of _keep_folders
+FOLDER_CHECKS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # seconds between the looks of _Folders.keep
 
 
 def partitions_intent(keys: list[str], partitions: list[ttypes.Partition]) -> dict[str, Any]:
-    """The intent of adding ``partitions`` of one table (made alike, differing in values and location only, as
-    a statement makes them; none of them existing when it began): one struct as the template and each
-    partition's values and location, so that ten thousand partitions are a few hundred kilobytes of log, not
-    their structs over and over."""
-    template = partitions[0] if partitions else ttypes.Partition()
-    return {"keys": list(keys), "template": encode_struct(template),
-            "partitions": [[list(p.values), p.sd.location if p.sd is not None else None] for p in partitions]}
+    """The intent of adding ``partitions`` of one table (none of them existing when it began)."""
+    return {"keys": list(keys), **partitions_text(partitions)}
 
 
 def _complete_added_partitions(client: MetastoreWrites, intent: dict[str, Any], storage: StorageResolver, *,
-                               patience: float = COMPLETE_PATIENCE) -> None:
-    """Add whichever of the intended partitions are missing. While the abandoned call's transaction holds
-    some of their names (the metastore keeps a table's partition names unique), an add fails once it commits;
-    the next try finds them and skips them. A metastore out of reach is not waited for: the log stays for the
-    next look. Every partition's folder is then made if it is missing, and looked after for a while
-    (:func:`_keep_folders`). A table that is gone has nothing left to complete."""
-    template = decode_struct(intent["template"], ttypes.Partition)
-    partitions = [_from_template(template, values, location) for values, location in intent["partitions"]]
-    deadline = time.monotonic() + patience
+                               patience: float = COMPLETE_PATIENCE) -> bool:
+    """Add whichever of the intended partitions are missing (:func:`add_missing`). Every partition's folder is
+    then made if it is missing, and looked after for a while (:meth:`_Folders.keep`). A table that is gone has
+    nothing left to complete."""
+    partitions = partitions_from_text(intent)
+    template = partitions[0] if partitions else ttypes.Partition()
     try:
-        for start in range(0, len(partitions), _COMPLETE_BATCH):
-            batch = partitions[start : start + _COMPLETE_BATCH]
-            while True:
-                try:
-                    client.add_partitions(batch, if_not_exists=True)
-                    break
-                except MetastoreUnavailableError:
-                    raise
-                except (MetastoreError, AlreadyExistsError):
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
+        add_missing(client, partitions, deadline(patience))
     except NotFoundError:
         _log.warning("the table %s.%s is gone: its unfinished ADD PARTITION is not completed", template.dbName, template.tableName)
-        return
+        return False
     folders = _Folders(cast(MetastoreCalls, client), storage, template, intent.get("keys") or [], partitions)
     folders.make_missing()
     threading.Thread(target=folders.keep, name="hms-catalog-partition-folders", daemon=True).start()
+    return True
 
 
 class _Folders:
@@ -108,11 +103,8 @@ class _Folders:
                 _log.warning("could not make the folders of completed partitions of %s.%s again: %s", self.database, self.table, error)
 
 
-def _from_template(template: ttypes.Partition, values: list[str], location: str | None) -> ttypes.Partition:
-    sd = None if template.sd is None else ttypes.StorageDescriptor(**{**template.sd.__dict__, "location": location})
-    return ttypes.Partition(**{**template.__dict__, "values": list(values), "sd": sd})
-
-
-COMPLETIONS: dict[str, Callable[[MetastoreWrites, dict[str, Any], StorageResolver], None]] = {
+COMPLETIONS: dict[str, Callable[[MetastoreWrites, dict[str, Any], StorageResolver], bool]] = {
     "add_partitions": _complete_added_partitions,
+    "write": complete_write,
+    "rename_table": complete_rename,
 }

@@ -8,9 +8,10 @@ RECOVER PARTITIONS, always before the staging folders of dead jobs are deleted (
 set-aside files live there).
 
 A log marked done has its deletes taken, and its change recorded when the process died before recording
-it; a log whose whole change was written down first (ADD PARTITION's) is completed and recorded the same
-way (:mod:`hms_catalog.commits.undo` says why); any other is undone step by step, newest first. Either way
-the table's caches are dropped.
+it; a log whose whole change was written down first (ADD PARTITION's, a write's commit, a RENAME) is
+completed and recorded the same way (:mod:`hms_catalog.commits.completion` says why), or dropped with its
+staging folder when its table is gone; any other is undone step by step, newest first. Either way the
+table's caches are dropped.
 """
 
 from __future__ import annotations
@@ -73,15 +74,16 @@ def finish_unfinished(catalog: RecoveringCatalog, root: Path | None, running: se
                     _log.warning("completing the unfinished change %s of %s.%s.%s", log.path, catalog.name, database, name)
                     if not isinstance(catalog.client, MetastoreWrites):
                         raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to complete {log.path} in")
-                    log.complete(catalog.client)
-                    _record_and_finish(catalog, log)
+                    if log.complete(catalog.client):
+                        _record_and_finish(catalog, log)
+                    else:
+                        _drop(catalog, log)
                 else:
                     _log.warning("undoing the unfinished commit %s of %s.%s.%s", log.path, catalog.name, database, name)
                     if not isinstance(catalog.client, MetastoreWrites):
                         raise ConfigurationError(f"catalog '{catalog.name}' has no metastore to undo {log.path} in")
                     log.undo(catalog.client)
-                    if log.staging:
-                        staging.delete_folder(catalog.storage, log.staging)  # the dead job's files, and what it had set aside (moved back)
+                    _drop(catalog, log)
             finally:
                 catalog.caches.invalidate_table(database, name)
         count += 1
@@ -98,12 +100,24 @@ def _record_and_finish(catalog: RecoveringCatalog, log: UndoLog) -> None:
     log.finish()
 
 
+def _drop(catalog: RecoveringCatalog, log: UndoLog) -> None:
+    """Remove a log whose change was undone or cannot happen, with the dead job's staging folder (its files,
+    and what it had set aside, moved back by the undo)."""
+    log.remove()
+    if log.staging:
+        staging.delete_folder(catalog.storage, log.staging)
+
+
 def _changes_of(log: UndoLog) -> list[tuple[ChangeKind, CatalogObject]]:
     """What a finished log's change logs as, the way the statement would have: a RENAME drops the old name
     and adds the new one, an ADD PARTITION changes the table's partitions; any other change is a change of
     its table."""
-    if log.forward is not None and log.forward.get("op") == "add_partitions":
+    forward = log.forward or {}
+    if forward.get("op") == "add_partitions":
         return [(ChangeKind.CHANGED, CatalogObject("partitions", *log.table))]
+    if forward.get("op") == "rename_table":
+        return [(ChangeKind.DROPPED, CatalogObject.for_table(forward["database"], forward["table"])),
+                (ChangeKind.ADDED, CatalogObject.for_table(forward["new_database"], forward["new_table"]))]
     for step in log.steps:
         if step["op"] == "renamed_table":
             return [(ChangeKind.DROPPED, CatalogObject.for_table(step["database"], step["table"])),

@@ -10,12 +10,13 @@ anyway, so every undo is idempotent (a rename back only when the target is there
 ``if_exists`` drops, ``if_not_exists`` adds, a restore of the old definition).
 
 A killed process's last call may still be running in the metastore when the next start looks: the
-metastore finishes a call whose client went away, and nothing tells when. An undo that drops what that call
-adds could run before it commits, and the call land after the undo. A change whose whole intent is written
-down first (:meth:`UndoLog.will_complete`: ADD PARTITION's partitions) is therefore completed by a restart
-instead of undone (:mod:`hms_catalog.commits.completion`): adding what is missing converges whatever the
-abandoned call does, since it never skips a partition that exists and so fails once they all do. A failure
-in a running process is still undone (its calls have answered).
+metastore finishes a call whose client went away, and nothing tells when. An undo that reverses what that
+call does could run before it lands, and the call land after the undo. A change whose whole intent is written
+down first (:meth:`UndoLog.will_complete`: ADD PARTITION's partitions, a write's commit, a RENAME) is
+therefore completed by a restart instead of undone (:mod:`hms_catalog.commits.completion` says why that
+converges whatever the abandoned call does): the renames written down are taken where they were not, then
+the change's calls are made again as their abandoned twins would leave the table. A failure in a running
+process is still undone (its calls have answered), and a change whose undo began is undone by a restart too.
 
 The log is a JSON file in the process's commit folder (see :mod:`hms_catalog.commits.recovery`), replaced
 atomically at each step. Without a folder (a catalog built in memory) it is kept in memory only: a
@@ -35,6 +36,7 @@ from typing import Any, cast
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.commits.completion import COMPLETIONS
+from hms_catalog.commits.rename_completion import follow_path
 from hms_catalog.commits.structs import decode_struct, encode_struct
 from hms_catalog.errors import AlreadyExistsError, NotFoundError
 from hms_catalog.storage.resolver import StorageResolver
@@ -81,13 +83,20 @@ class UndoLog:
         object store is written down object by object (its move is a copy and a delete of each), so an undo
         after a failure half-way puts back exactly the objects that moved; the renames of one batch must be
         independent (none moves what another moves or makes), as a commit's are."""
+        self._take(self._write_moves())
+
+    def _write_moves(self) -> list[tuple[tuple[str, str], list[tuple[str, str]] | None]]:
+        """Write down the renames asked for so far (each folder on an object store as its objects), not yet taken."""
         if not self._moves:
-            return
+            return []
         moves, self._moves = self._moves, []
         expanded = [(pair, staging.object_moves(self.storage, *pair)) for pair in moves]
         folders = [list(pair) for pair, objects in expanded if objects is not None]
         listed = [list(each) for pair, objects in expanded for each in (objects if objects is not None else [pair])]
         self._step({"op": "moved", "moves": listed, **({"folders": folders} if folders else {})})
+        return expanded
+
+    def _take(self, expanded: list[tuple[tuple[str, str], list[tuple[str, str]] | None]]) -> None:
         for (source, target), objects in expanded:
             if objects is None:
                 staging.move(self.storage, source, target)
@@ -100,10 +109,13 @@ class UndoLog:
         self._step({"op": op, **step})
 
     def will_complete(self, op: str, **intent: Any) -> None:
-        """Write down the whole of the change before its first step: a restart after a kill completes it
-        (see the module's docstring) rather than undoing it."""
+        """Write down the whole of the change before its first call: a restart after a kill completes it (see
+        the module's docstring) rather than undoing it. The renames asked for so far are written down before it
+        and taken after it, so a restart that finds the intent finds every rename the change takes."""
+        moves = self._write_moves()
         self.forward = {"op": op, **intent}
         self._append({"forward": self.forward})
+        self._take(moves)
 
     def undo_instead(self) -> None:
         """The change is being undone (it failed in a running process): a restart that finds the log, its undo
@@ -112,11 +124,20 @@ class UndoLog:
             self.forward = None
             self._append({"forward": None})
 
-    def complete(self, client: MetastoreWrites) -> None:
-        """Complete a killed process's change from its written-down intent, then mark the log done."""
+    def complete(self, client: MetastoreWrites) -> bool:
+        """Complete a killed process's change from its written-down intent: its renames taken where they were
+        not, then its calls (:data:`~hms_catalog.commits.completion.COMPLETIONS`); the log is then marked done,
+        with the intent's deletes and the staging folder to take. False when the change cannot happen any more
+        (its table is gone): the log is then not marked done, and the change is not the catalog's to log."""
         assert self.forward is not None, "only a change written down with will_complete is completed"
-        COMPLETIONS[self.forward["op"]](client, self.forward, self.storage)
+        for step in self.steps:
+            if step["op"] == "moved":
+                _moved_again(self.storage, step)
+        if not COMPLETIONS[self.forward["op"]](client, self.forward, self.storage):
+            return False
+        self.deletes = [*self.forward.get("deletes", []), *([self.staging] if self.staging else [])]
         self.mark_done()
+        return True
 
     def forget_last(self) -> None:
         """The last step written down was not taken and must not be undone (it failed without effect)."""
@@ -236,6 +257,16 @@ def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
         staging.delete_if_no_objects(storage, target)
 
 
+def _moved_again(storage: StorageResolver, step: dict[str, Any]) -> None:
+    """Take, in order, each rename not taken yet: its source still there and its target not (a kill in the middle
+    of the step's renames); an object store's emptied folders then lose their markers, as the move does."""
+    for source, target in step["moves"]:
+        if staging.exists(storage, source) and not staging.exists(storage, target):
+            staging.move(storage, source, target)
+    for source, _ in step.get("folders", []):
+        staging.delete_if_no_objects(storage, source)
+
+
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:
     client.drop_partitions(step["database"], step["table"], step["names"], delete_data=False, if_exists=True)
 
@@ -279,11 +310,7 @@ def _renamed_table(client: MetastoreWrites, step: dict[str, Any]) -> None:
     if current is not None:
         back = ttypes.Table(**{**current.__dict__, "dbName": step["database"], "tableName": step["table"]})
         client.alter_table(step["new_database"], step["new_table"], back)
-    restored = reads.get_table(step["database"], step["table"])
-    serde = restored.sd.serdeInfo if restored.sd is not None else None
-    if serde is not None and "path" in (serde.parameters or {}) and serde.parameters["path"] != restored.sd.location:
-        serde.parameters = {**serde.parameters, "path": restored.sd.location}
-        client.alter_table(step["database"], step["table"], restored)
+    follow_path(client, step["database"], step["table"])
 
 
 _UNDO: dict[str, Callable[[MetastoreWrites, dict[str, Any]], None]] = {

@@ -13,13 +13,16 @@ import dataclasses
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits.rename_completion import rename_intent
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import create_iceberg_table, iceberg_catalog
-from hms_catalog.ddl.locations import check_location, delete_remaining
+from hms_catalog.ddl.locations import check_location, delete_remaining, is_relative, resolved_location
+from hms_catalog.ddl.reserved import check_table_keys
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import like_struct, provider_of, table_struct
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
 from hms_catalog.formats.detect import TableFormat, TableKind, detect
+from hms_catalog.formats.storage import STORAGE_FORMATS
 
 __all__ = ["create_table", "create_table_like", "drop_table", "rename_table", "default_location", "changeable_table"]
 
@@ -36,6 +39,28 @@ def default_location(ctx: DdlContext, database: str, table: str) -> str:
     return f"{root}/{table.lower()}"
 
 
+def _path_option_as_location(spec: TableSpec, full: str) -> TableSpec:
+    """A data source table's ``OPTIONS (path '..')`` is its LOCATION, as Spark reads it (and makes the table external)."""
+    options = dict(spec.options)
+    path = next((options.pop(key) for key in list(options) if key.lower() == "path"), None)
+    if path is None:
+        return spec
+    if spec.location is not None:
+        raise ConfigurationError(f"table '{full}': LOCATION and OPTIONS (path ..) both say where the table is; give one")
+    return dataclasses.replace(spec, location=path, options=tuple(options.items()))
+
+
+def _given_location(ctx: DdlContext, database: str, full: str, location: str | None) -> str | None:
+    """A table's LOCATION, a relative one resolved under its database's as Spark resolves it, and checked."""
+    if location is None:
+        return None
+    if is_relative(location):
+        location = resolved_location(location, default_location(ctx, database, "").rstrip("/"), f"table '{full}'",
+                                     f"database '{database}'")
+    check_location(location, f"table '{full}'", ctx.catalog.storage)
+    return location
+
+
 def changeable_table(ctx: DdlContext, database: str, table: str, action: str) -> ttypes.Table:
     """The metastore's table, or an error saying why ``action`` must not touch it."""
     struct = ctx.catalog.client.get_table(database, table)
@@ -46,9 +71,18 @@ def changeable_table(ctx: DdlContext, database: str, table: str, action: str) ->
     if detection.transactional:
         raise UnsupportedTableError(f"{name} is a transactional ({detection.transactional}) table: {action} must go through Hive, "
                                     "which keeps its delta files consistent")
-    if detection.format is TableFormat.UNKNOWN and action != "DROP TABLE":
+    if detection.format is TableFormat.UNKNOWN and action != "DROP TABLE" and not _hive_storage(struct):
         raise UnsupportedTableError(f"{name} cannot be changed here: {detection.reason}")
     return struct
+
+
+def _hive_storage(struct: ttypes.Table) -> bool:
+    """A Hive table in one of Hive's own storage formats that the catalog makes but does not read (SEQUENCEFILE, RCFILE):
+    its definition lives in the metastore alone, which Hive's and Spark's DDL change as the catalog's does, so
+    it is changed here too; other unknown tables (another engine's storage handler) are not."""
+    input_format = struct.sd.inputFormat if struct.sd is not None else None
+    return not (struct.parameters or {}).get("spark.sql.sources.provider") and \
+        any(input_format == stored.input_format for stored in STORAGE_FORMATS.values())
 
 
 def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
@@ -56,9 +90,9 @@ def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
     full = f"{ctx.catalog.name}.{database}.{name}"
     if not spec.columns:
         raise ConfigurationError(f"table '{full}' needs at least one column")
-    location = spec.location
-    if location is not None:
-        check_location(location, f"table '{full}'", ctx.catalog.storage)
+    check_table_keys((key for key, _ in (*spec.properties, *spec.options)), f"table '{full}' TBLPROPERTIES/OPTIONS")
+    spec = _path_option_as_location(spec, full)
+    location = _given_location(ctx, database, full, spec.location)
     iceberg = (spec.provider or "").lower() == "iceberg"
     if not spec.external and location is None:
         location = default_location(ctx, database, name)
@@ -67,7 +101,7 @@ def create_table(ctx: DdlContext, spec: TableSpec) -> DdlOutcome:
             if iceberg:
                 create_iceberg_table(ctx.catalog, dataclasses.replace(spec, database=database, name=name), location)
             else:
-                ctx.client.create_table(table_struct(spec, location))
+                ctx.client.create_table(table_struct(dataclasses.replace(spec, location=location if spec.location else None), location))
         except AlreadyExistsError:
             if not spec.if_not_exists:
                 raise
@@ -88,13 +122,13 @@ def create_table_like(ctx: DdlContext, database: str, name: str, source: ttypes.
     external."""
     database, name = database.lower(), name.lower()
     full = f"{ctx.catalog.name}.{database}.{name}"
+    if storage is not None:
+        check_table_keys((key for key, _ in (*storage.properties, *storage.options)), f"table '{full}' TBLPROPERTIES/OPTIONS")
     if detect(source).format is TableFormat.ICEBERG:
         raise UnsupportedTableError(f"CREATE TABLE ... LIKE an Iceberg table is not supported yet: create {full} with its columns "
                                     "and USING iceberg")
-    given = location
-    if location is not None:
-        check_location(location, f"table '{full}'", ctx.catalog.storage)
-    elif not external:
+    given = location = _given_location(ctx, database, full, location)
+    if location is None and not external:
         location = default_location(ctx, database, name)
     spec = dataclasses.replace(storage or TableSpec("", "", ()), database=database, name=name, location=given, external=external)
     table = like_struct(source, spec, location)
@@ -160,6 +194,9 @@ def rename_table(ctx: DdlContext, database: str, name: str, new_database: str, n
         events = [("ALTER_TABLE", database, name, 1)] + ([("ALTER_TABLE", new_database, new_name, 1)] if follow else [])
         with ctx.changing(names, events=events) as changes, ctx.undoable(changes, database, name) as log:
             renamed = ttypes.Table(**{**struct.__dict__, "dbName": new_database, "tableName": new_name})
+            # Written down whole first: a restart after a kill completes it rather than undoing it (the metastore may
+            # still be renaming it; see hms_catalog.commits.rename_completion).
+            log.will_complete("rename_table", **rename_intent(struct, new_database, new_name, follow=follow))
             log.will("renamed_table", database=database, table=name, new_database=new_database, new_table=new_name)
             ctx.client.alter_table(database, name, renamed)
             if follow:  # a second call: a kill between the two renames the table back (and its folder)

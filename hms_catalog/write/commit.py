@@ -15,11 +15,15 @@ The job's files wait in its hidden staging folder. The commit, under the table's
    aside and the staging folder.
 
 Each step of 3 and 4 is written to the commit's :class:`~hms_catalog.commits.undo.UndoLog` before it is
-taken: a step that fails undoes all before it, and a process killed at any point leaves a log that the
-next start (or the table's next write, or RECOVER) undoes, or, once marked done, finishes. So a table's
-location never changes and never names a hidden folder, as with Spark's own inserts; a reader that lists
-a partition while it is swapped may find it missing a moment, as with Spark's own overwrites, but never
-finds rows of two writes mixed in one partition.
+taken, and the whole of 4 before the first rename of 3 (:func:`~hms_catalog.commits.write_completion.write_intent`):
+a step that fails in a running process undoes all before it; a process killed at any point leaves a log
+that the next start (or the table's next write, or RECOVER) undoes when it was killed before the intent was
+written, completes after that, and finishes once marked done. A killed process's last metastore call may
+still land after the restart has looked, so undoing it then could be undone in turn;
+:mod:`hms_catalog.commits.write_completion` says why completing it cannot. So a table's location never
+changes and never names a hidden folder, as with Spark's own inserts; a reader that lists a partition while
+it is swapped may find it missing a moment, as with Spark's own overwrites, but never finds rows of two
+writes mixed in one partition.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from dataclasses import dataclass
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits.structs import located
 from hms_catalog.commits.undo import UndoLog, encode_struct
+from hms_catalog.commits.write_completion import write_intent
 from hms_catalog.ddl.context import DdlContext, RecordedChanges
 from hms_catalog.errors import AlreadyExistsError, WriteConflictError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
@@ -140,6 +146,9 @@ class _Commit:
             move_files_in(self.log, job, existing[n].sd.location, group.files)
         for n in plan.dropped:
             set_aside(self.log, job, existing[n].sd.location)
+        self.log.will_complete("write", **write_intent(database, name, keys, added=added, changed=list(changed.values()),
+                                                       replaced=set(plan.replaced), dropped=plan.dropped, new_table=None,
+                                                       deletes=self.log.deletes))
         self._metastore(added, changed, existing, plan.dropped)
         self.ctx.catalog.write_jobs.record(job, set(written) | set(plan.dropped) if self.mode.replaces else set())
         return len(plan.new), len(plan.replaced), len(plan.appended), len(plan.dropped)
@@ -162,8 +171,10 @@ class _Commit:
                     self.log.will_move(path, f"{root}/{job.id}-{relative.replace('/', '-')}")
             self.log.delete_later(location)
         move_files_in(self.log, job, root, files)
-        new = ttypes.Table(**{**struct.__dict__, "sd": _located(struct.sd, root), "parameters": parameters})
+        new = ttypes.Table(**{**struct.__dict__, "sd": located(struct.sd, root), "parameters": parameters})
         self.changes.expect("ALTER_TABLE", job.database, job.table, 1)
+        self.log.will_complete("write", **write_intent(job.database, job.table, [], added=[], changed=[], replaced=set(),
+                                                       dropped=[], new_table=new, deletes=self.log.deletes))
         self.log.will("altered_table", database=job.database, table=job.table, old=encode_struct(struct))
         self.ctx.client.alter_table(job.database, job.table, new, keep_statistics=True)
         self.ctx.catalog.write_jobs.record(job, {WHOLE_TABLE} if self.mode.replaces else set())
@@ -192,7 +203,7 @@ class _Commit:
         parts = []
         for group in new.values():
             location = f"{root}/{group.folder}"
-            sd = _located(struct.sd, location)
+            sd = located(struct.sd, location)
             values = [DEFAULT_PARTITION if v is None else v for v in group.values]
             parameters = written_parameters({}, group.files)
             if not self.mode.replaces and staging.exists(self.ctx.catalog.storage, location):  # files of no partition stay, and count
@@ -209,7 +220,7 @@ class _Commit:
             location = old.sd.location
             if staging.staging_ancestor(self.job.root, location) is not None:
                 location = f"{self.job.root}/{group.folder}"
-            changed[n] = ttypes.Partition(**{**old.__dict__, "sd": _located(old.sd, location),
+            changed[n] = ttypes.Partition(**{**old.__dict__, "sd": located(old.sd, location),
                                              "parameters": written_parameters(old.parameters or {}, group.files)})
         for n, group in plan.appended.items():
             old = existing[n]
@@ -241,14 +252,6 @@ class _Commit:
             self.changes.expect("DROP_PARTITION", database, name, len(dropped))
             self.log.will("dropped_partitions", database=database, table=name, old=[encode_struct(existing[n]) for n in dropped])
             client.drop_partitions(database, name, dropped, delete_data=False, if_exists=True)
-
-
-def _located(sd: ttypes.StorageDescriptor, location: str) -> ttypes.StorageDescriptor:
-    """``sd`` at ``location`` (a data source table's ``path`` serde property too)."""
-    located = ttypes.StorageDescriptor(**{**sd.__dict__, "location": location})
-    if sd.serdeInfo is not None and "path" in (sd.serdeInfo.parameters or {}):
-        located.serdeInfo = ttypes.SerDeInfo(**{**sd.serdeInfo.__dict__, "parameters": {**sd.serdeInfo.parameters, "path": location}})
-    return located
 
 
 def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:

@@ -187,9 +187,9 @@ def test_an_add_partition_written_down_whole_is_completed_to_the_same_structs(tm
 
     sd = ttypes.StorageDescriptor(cols=[ttypes.FieldSchema("id", "int", "")], location="file:/w/t/dt=a",
                                   serdeInfo=ttypes.SerDeInfo(serializationLib="x", parameters={"k": "v"}), parameters={})
+    folders = {v: f"file:{_folder(tmp_path / 't' / f'dt={v}')}" for v in ("a", "b", "c")}  # there: the completion makes none
     partitions = [ttypes.Partition(values=[v], dbName="db", tableName="t", parameters={},
-                                   sd=ttypes.StorageDescriptor(**{**sd.__dict__, "location": f"file:/w/t/dt={v}"}))
-                  for v in ("a", "b", "c")]
+                                   sd=ttypes.StorageDescriptor(**{**sd.__dict__, "location": folders[v]})) for v in folders]
     log = UndoLog.begin(tmp_path / "logs", "ddl1", "db", "t", source="ddl", storage=StorageResolver())
     log.will_complete("add_partitions", **partitions_intent(["dt"], partitions))
     log.will("added_partitions", database="db", table="t", names=["dt=a"])
@@ -221,3 +221,43 @@ def test_a_change_a_running_process_began_to_undo_is_undone_by_a_restart_not_com
     assert "undoing a commit" in " ".join(getattr(raised.value, "__notes__", []))
     loaded = UndoLog.load(tmp_path / "logs" / "ddl2.jsonl", StorageResolver())
     assert loaded.forward is None and [step["op"] for step in loaded.steps] == ["added_partitions"]
+
+
+def test_a_write_killed_in_its_renames_after_its_intent_is_completed_renames_first(tmp_path: Path) -> None:
+    """A commit written down whole (its calls' intent) and killed half-way through its renames: the restart takes
+    the renames not taken yet, in order, then makes the commit's calls as their abandoned twins would (the new
+    partitions added where missing, each replaced partition as the metastore has it given its new statistics,
+    the dropped ones dropped where they exist), and marks the log done with its deletes and staging folder."""
+    from hms_catalog.commits.write_completion import write_intent
+
+    class Metastore(Recorder):
+        def get_partitions_by_names(self, database: str, table: str, names: list[str]) -> list[ttypes.Partition]:
+            self.calls.append(("get_partitions_by_names", (database, table, names)))
+            return [ttypes.Partition(values=["b"], dbName="db", tableName="t", parameters={"numRows": "1", "k": "v"},
+                                     sd=ttypes.StorageDescriptor(location=f"file:{root}/dt=b", parameters={}))]
+
+    root, job = tmp_path / "t", tmp_path / "t" / ".hms-staging-7"
+    old_b, new_a, new_b = _folder(root / "dt=b", "old-b"), _folder(job / "dt=a", "new-a"), _folder(job / "dt=b", "new-b")
+    sd = ttypes.StorageDescriptor(location=f"file:{root}/dt=a", parameters={})
+    added = ttypes.Partition(values=["a"], dbName="db", tableName="t", sd=sd, parameters={"numRows": "2"})
+    replaced = ttypes.Partition(values=["b"], dbName="db", tableName="t", parameters={"numRows": "3"},
+                                sd=ttypes.StorageDescriptor(location=f"file:{root}/dt=b", parameters={}))
+    log = UndoLog.begin(tmp_path / "logs", "job8", "db", "t", staging=f"file:{job}", storage=StorageResolver())
+    log.will_move(f"file:{new_a}", f"file:{root}/dt=a")
+    log.will_move(f"file:{old_b}", f"file:{job}/.replaced/0")
+    log.will_move(f"file:{new_b}", f"file:{old_b}")
+    log.will_complete("write", **write_intent("db", "t", ["dt"], added=[added], changed=[replaced], replaced={"dt=b"},
+                                              dropped=["dt=c"], new_table=None, deletes=[]))
+    assert (root / "dt=a" / "new-a").exists() and (old_b / "new-b").exists()
+    old_b.rename(new_b)  # as if killed after the second rename: the third not taken
+    loaded = UndoLog.load(tmp_path / "logs" / "job8.jsonl", StorageResolver())
+    metastore = Metastore()
+    assert loaded.complete(metastore)  # type: ignore[arg-type]
+    assert (root / "dt=a" / "new-a").exists() and (old_b / "new-b").exists() and (job / ".replaced" / "0" / "old-b").exists()
+    assert [name for name, _ in metastore.calls] == ["add_partitions", "get_partitions_by_names", "alter_partitions", "drop_partitions"]
+    assert metastore.calls[0][1] == ([added],)
+    altered = metastore.calls[2][1][2]
+    assert [(p.values, p.parameters, p.sd.location) for p in altered] == [(["b"], {"numRows": "3"}, f"file:{root}/dt=b")]
+    assert metastore.calls[3][1] == ("db", "t", ["dt=c"])
+    done = UndoLog.load(tmp_path / "logs" / "job8.jsonl", StorageResolver())
+    assert done.done and done.deletes == [f"file:{job}"]
