@@ -79,6 +79,11 @@ def show_partitions(session: Session, statement: ast_ddl.ShowPartitions) -> Resu
     keys = [k.name.lower() for k in struct.partitionKeys or []]
     if not keys:
         raise ConfigurationError(f"table '{table.full_name}' is not partitioned")
+    unknown = [key for key, _ in statement.partition if key.lower() not in keys]
+    if unknown:  # as Spark refuses it (PARTITIONS_NOT_FOUND), rather than list partitions the spec does not narrow
+        raise ConfigurationError(f"SHOW PARTITIONS .. PARTITION ({', '.join(unknown)} ..): {', '.join(repr(k) for k in unknown)} "
+                                 f"{'is not a partition column' if len(unknown) == 1 else 'are not partition columns'} of "
+                                 f"table '{table.full_name}' (its partition columns: {', '.join(keys)})")
     where = statement.where
     for key, value in statement.partition:
         pinned: Expression = IsNull(ColumnRef(key)) if value is None else Comparison("=", ColumnRef(key), Literal(value))

@@ -80,7 +80,8 @@ _READS: tuple[type[ast.Statement], ...] = (
     ast.ShowCatalogs, ast.ShowCreateCatalog, ast.SwitchCatalog, ast.UseDatabase, ast.ShowDatabases, ast.ShowTables,
     ast.DescribeTable, ast.RefreshCatalog, ast.RefreshDatabase, ast.RefreshTable, ast.ShowCache, ast.ShowSchemaCache,
     ast.ShowChanges, ast.ShowTableStatus, ast.ShowSplits, ast.ExplainSplits, ast.Query,
-    ast_ddl.ShowPartitions, ast_ddl.ShowCreateTable, ast_ddl.ShowTblProperties, ast_ddl.SetOption,
+    ast_ddl.ShowPartitions, ast_ddl.ShowCreateTable, ast_ddl.ShowTblProperties, ast_ddl.ShowColumns, ast_ddl.ShowViews,
+    ast_ddl.SetOption,
 )
 # Statements that change catalog definitions (the home's store): the admin token only.
 _DEFINITIONS: tuple[type[ast.Statement], ...] = (ast.CreateCatalog, ast.DropCatalog, ast.AlterCatalogProperties, ast.RenameCatalog)

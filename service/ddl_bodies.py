@@ -35,7 +35,7 @@ class DdlAnswer(Body):
 class ColumnBody(Body):
     name: str
     type: str = Field(description="a Hive type: int, decimal(10,2), array<struct<a:int>>, ...")
-    comment: str = ""
+    comment: str | None = Field(default=None, description="none: no comment; '' is a comment of its own, as Spark keeps it")
 
     def spec(self) -> specs.ColumnSpec:
         return specs.ColumnSpec(self.name, self.type, self.comment)

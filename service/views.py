@@ -68,6 +68,8 @@ def table_view(catalog: str, database: str, name: str, metadata: TableMetadata) 
         spark_schema = schema.spark_schema([c.name for c in readable]).jsonValue()
         for field, column in zip(spark_schema["fields"], readable):
             _annotate_field_ids(field, column.type, column.field_id)
+            if column.comment:  # as Spark's own catalog gives a column's comment: DESCRIBE and SHOW CREATE TABLE show it
+                field.setdefault("metadata", {})["comment"] = column.comment
     return {
         "catalog": catalog, "database": database.lower(), "name": name.lower(),
         "format": detection.format.value, "file_format": detection.file_format, "reason": detection.reason,

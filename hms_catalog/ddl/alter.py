@@ -17,8 +17,9 @@ from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, table_locked
 from hms_catalog.ddl.iceberg import iceberg_catalog
-from hms_catalog.ddl.locations import check_location
+from hms_catalog.ddl.locations import check_location, resolved_location
 from hms_catalog.ddl.partition_values import partition_name
+from hms_catalog.ddl.reserved import check_table_keys
 from hms_catalog.ddl.specs import (
     AddColumns,
     ChangeColumn,
@@ -47,8 +48,12 @@ _TEXT_SERDES = (LAZY_SIMPLE_SERDE, "org.apache.hadoop.hive.serde2.OpenCSVSerde",
 @table_locked
 def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, change: TableChange) -> DdlOutcome:
     database, name = database.lower(), name.lower()
-    struct = changeable_table(ctx, database, name, "ALTER TABLE")
     full = f"{ctx.catalog.name}.{database}.{name}"
+    if isinstance(change, SetTableProperties):
+        check_table_keys((key for key, _ in change.properties), f"table '{full}' SET TBLPROPERTIES")
+    elif isinstance(change, UnsetTableProperties):
+        check_table_keys(change.keys, f"table '{full}' UNSET TBLPROPERTIES")
+    struct = changeable_table(ctx, database, name, "ALTER TABLE")
     if detect(struct).format is TableFormat.ICEBERG:
         return _alter_iceberg(ctx, database, name, change)
     if isinstance(change, SetLocation) and change.partition is not None:
@@ -64,14 +69,14 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
         done = "properties set: " + ", ".join(key for key, _ in change.properties)
     elif isinstance(change, UnsetTableProperties):
         parameters = dict(struct.parameters or {})
-        missing = [key for key in change.keys if key not in parameters]
-        if missing and not change.if_exists:
-            raise ConfigurationError(f"table '{full}' has no property '{missing[0]}' (UNSET TBLPROPERTIES IF EXISTS ignores that)")
-        for key in change.keys:
+        for key in change.keys:  # a key the table lacks is no error, with or without IF EXISTS, as in Spark 4
             parameters.pop(key, None)
         struct.parameters = parameters
         done = "properties unset: " + ", ".join(change.keys)
     elif isinstance(change, SetSerdeProperties):
+        if change.serde is not None and _is_data_source(struct):
+            raise ConfigurationError(f"ALTER TABLE SET SERDE is not supported for table '{full}', a Spark data source table: its "
+                                     "USING says how its files are read (Spark refuses it too); SET SERDEPROPERTIES changes its options")
         serde = struct.sd.serdeInfo or ttypes.SerDeInfo(parameters={})
         serde.parameters = {**(serde.parameters or {}), **dict(change.properties)}
         if change.serde is not None:
@@ -79,11 +84,13 @@ def alter_columns_or_properties(ctx: DdlContext, database: str, name: str, chang
         struct.sd.serdeInfo = serde
         done = "serde properties set" + (f", serde {change.serde}" if change.serde else "")
     elif isinstance(change, SetLocation):
-        check_location(change.location, f"table '{full}'", ctx.catalog.storage)
-        struct.sd.location = change.location
+        location = resolved_location(change.location, ctx.catalog.client.get_database(database).locationUri,
+                                     f"table '{full}'", f"database '{database}'")
+        check_location(location, f"table '{full}'", ctx.catalog.storage)
+        struct.sd.location = location
         if struct.sd.serdeInfo is not None and "path" in (struct.sd.serdeInfo.parameters or {}):
-            struct.sd.serdeInfo.parameters = {**struct.sd.serdeInfo.parameters, "path": change.location}
-        done = f"location set to {change.location}"
+            struct.sd.serdeInfo.parameters = {**struct.sd.serdeInfo.parameters, "path": location}
+        done = f"location set to {location}"
     else:
         raise ConfigurationError(f"{type(change).__name__} is not a change of columns or properties")
     if isinstance(change, (SetTableProperties, UnsetTableProperties, SetSerdeProperties, SetLocation)):
@@ -114,6 +121,11 @@ def _describe(change: TableChange) -> str:
     return "columns replaced"
 
 
+def _is_data_source(struct: ttypes.Table) -> bool:
+    """A table of Spark's data source API (``USING parquet`` ..), not a Hive table (``USING hive``, ``STORED AS``)."""
+    return (struct.parameters or {}).get("spark.sql.sources.provider", "hive").lower() != "hive"
+
+
 def _is_source_placeholder(struct: ttypes.Table) -> bool:
     """A Spark data source table Hive cannot read (csv, json): the metastore holds a placeholder column."""
     cols = struct.sd.cols or []
@@ -131,9 +143,9 @@ def _current_columns(struct: ttypes.Table) -> list[ColumnSpec]:
         fields, partition_names = stored
         parsed = SparkStruct.fromJson({"type": "struct", "fields": fields})
         partitions = {p.lower() for p in partition_names}
-        return [ColumnSpec(f.name, to_hive_string(from_spark_type(f.dataType)), (f.metadata or {}).get("comment", ""))
+        return [ColumnSpec(f.name, to_hive_string(from_spark_type(f.dataType)), (f.metadata or {}).get("comment"))
                 for f in parsed.fields if f.name.lower() not in partitions]
-    return [ColumnSpec(c.name, c.type, c.comment or "") for c in struct.sd.cols or []]
+    return [ColumnSpec(c.name, c.type, c.comment) for c in struct.sd.cols or []]
 
 
 def _new_columns(struct: ttypes.Table, change: TableChange) -> list[ColumnSpec]:
@@ -164,7 +176,9 @@ def _new_columns(struct: ttypes.Table, change: TableChange) -> list[ColumnSpec]:
         if change.new.lower() != change.old.lower():
             free(change.new)
         kind = old.type if change.type is None else check_widening(old.name, old.type, change.type, text=text)
-        current[index] = ColumnSpec(change.new, kind, old.comment if change.comment is None else change.comment)
+        # A name that differs only in case is no rename (names compare without case): the column keeps its own, as Spark's.
+        new_name = old.name if change.new.lower() == change.old.lower() else change.new
+        current[index] = ColumnSpec(new_name, kind, old.comment if change.comment is None else change.comment)
         if change.first or change.after is not None:
             moved = current.pop(index)
             if change.first:
@@ -198,7 +212,7 @@ def _set_columns(struct: ttypes.Table, columns: list[ColumnSpec]) -> None:
     stored = spark_stored_schema(parameters)
     if stored is not None:
         _, partition_names = stored
-        partition_specs = [ColumnSpec(k.name, k.type, k.comment or "") for k in struct.partitionKeys or []]
+        partition_specs = [ColumnSpec(k.name, k.type, k.comment) for k in struct.partitionKeys or []]
         if _is_source_placeholder(struct) and stored is not None:
             fields, _ = stored
             partition_specs = [c for c in _all_stored(fields) if c.name.lower() in {p.lower() for p in partition_names}]
@@ -220,19 +234,21 @@ def _all_stored(fields: list[dict[str, object]]) -> list[ColumnSpec]:
 def _partition_location(ctx: DdlContext, struct: ttypes.Table, change: SetLocation) -> DdlOutcome:
     assert change.partition is not None
     database, name = struct.dbName.lower(), struct.tableName.lower()
-    check_location(change.location, f"a partition of {database}.{name}", ctx.catalog.storage)
+    location = resolved_location(change.location, struct.sd.location, f"a partition of {database}.{name}",
+                                 f"table {database}.{name}")
+    check_location(location, f"a partition of {database}.{name}", ctx.catalog.storage)
     partition_text = partition_name(struct, change.partition)
     found = ctx.catalog.client.get_partitions_by_names(database, name, [partition_text])
     if not found:
         raise NotFoundError("partition", f"{database}.{name} {partition_text}")
     partition = found[0]
-    partition.sd.location = change.location
+    partition.sd.location = location
     if (struct.sd.numBuckets or -1) < 0:
         partition.sd.numBuckets = 0  # Spark's own rewrite of a partition of an unbucketed table stores 0 buckets
     with ctx.changing([(database, name)], events=[("ALTER_PARTITION", database, name, 1)]) as changes:
         ctx.client.alter_partitions(database, name, [partition])
         changes.append((ChangeKind.CHANGED, CatalogObject("partition", database, name, partition_text)))
-    return ctx.outcome(f"partition {partition_text} of '{ctx.catalog.name}.{database}.{name}' moved to {change.location}", changes)
+    return ctx.outcome(f"partition {partition_text} of '{ctx.catalog.name}.{database}.{name}' moved to {location}", changes)
 
 
 def _alter_iceberg(ctx: DdlContext, database: str, name: str, change: TableChange) -> DdlOutcome:

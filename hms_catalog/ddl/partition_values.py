@@ -3,7 +3,8 @@
 The metastore takes any text as a partition value; an ``int`` key holding ``'abc'`` then reads as NULL
 in every engine. So a value must parse as its key's type, and is stored in the form Spark writes (``05``
 becomes ``5`` for an integer key, as Spark casts the literal to the column's type), so that one partition
-has one name whoever added it.
+has one name whoever added it. An empty value (``p = ''``) is refused, as Spark refuses it: its folder ``p=``
+would read back as no value (``NULL`` is written ``p = null``, Hive's default partition).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def spelled(key: str, type_text: str, value: str | None, table: str) -> str | No
     """``value`` as its key's type spells it, or a ConfigurationError naming the value, the key and its type."""
     if value is None:
         return None
+    if value == "":
+        raise ConfigurationError(f"partition value of key '{key}' of {table} is empty (''); for no value write {key} = null")
     kind: DataType = parse_hive_type(type_text, column=key)
     if is_string_type(kind):
         limit = getattr(kind, "length", None) if isinstance(kind, (CharType, VarcharType)) else None

@@ -22,7 +22,7 @@ Pairs = tuple[tuple[str, str], ...]  # ordered (key, value) pairs, hashable
 class ColumnSpec:
     name: str
     type: str  # a Hive type string: int, decimal(10,2), array<struct<a:int>>, ...
-    comment: str = ""
+    comment: str | None = None  # None: no comment; '' is a comment of its own, which Spark keeps as given
     nullable: bool = True  # False for Spark's ``NOT NULL``; Hive columns are always nullable
 
 

@@ -29,7 +29,16 @@ from hms_catalog.errors import ConfigurationError, SchemaError
 from hms_catalog.formats.hive_schema import spark_stored_schema
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.formats.storage import LAZY_SIMPLE_SERDE, SPARK_PROVIDERS, SPARK_SOURCE_STORAGE, STORAGE_FORMATS, storage_format
-from hms_catalog.types import StructField, from_spark_type, parse_hive_type, to_hive_string, to_spark_schema
+from hms_catalog.types import (
+    ArrayType,
+    MapType,
+    StructField,
+    StructType,
+    from_spark_type,
+    parse_hive_type,
+    to_hive_string,
+    to_spark_schema,
+)
 
 __all__ = [
     "database_struct", "table_struct", "partition_struct", "field_schemas", "check_type", "spark_schema_parameters",
@@ -72,13 +81,17 @@ def field_schemas(columns: Sequence[ColumnSpec]) -> list[ttypes.FieldSchema]:
         check_type(column)
         # Nested fields' comments stay in Spark's schema record; the metastore's type has none, as Spark writes it.
         kind = to_hive_string(without_nested_comments(parse_hive_type(column.type, column=column.name)))
-        schemas.append(ttypes.FieldSchema(column.name.lower(), kind, column.comment or None))
+        schemas.append(ttypes.FieldSchema(column.name.lower(), kind, column.comment))
     return schemas
 
 
 def database_struct(spec: DatabaseSpec) -> ttypes.Database:
-    return ttypes.Database(name=spec.name.lower(), description=spec.comment or "", locationUri=spec.location,
-                           parameters=dict(spec.properties))
+    """``DBPROPERTIES ('comment' = ..)`` is the database's description unless COMMENT gives one, as Spark reads it: never a
+    parameter of its own."""
+    parameters = dict(spec.properties)
+    comment = parameters.pop("comment", None)
+    return ttypes.Database(name=spec.name.lower(), description=(spec.comment if spec.comment is not None else comment) or "",
+                           locationUri=spec.location, parameters=parameters)
 
 
 def _row_format(row_format: RowFormatSpec | None) -> tuple[str | None, dict[str, str]]:
@@ -93,11 +106,15 @@ def _row_format(row_format: RowFormatSpec | None) -> tuple[str | None, dict[str,
     return row_format.serde or LAZY_SIMPLE_SERDE, parameters
 
 
+def _delimits(row_format: RowFormatSpec) -> bool:
+    return any(getattr(row_format, attribute) is not None for attribute in _DELIMITED)
+
+
 def spark_schema_parameters(columns: Sequence[ColumnSpec], partition_columns: Sequence[str]) -> dict[str, str]:
     """Spark's record of a table's schema, as Spark writes it: the JSON schema (in numbered parts when long),
     and the partition columns by name."""
     types = [parse_hive_type(c.type, column=c.name) for c in columns]
-    fields = [StructField(c.name, strings_for_chars(t), True, c.comment or None) for c, t in zip(columns, types)]
+    fields = [StructField(c.name, strings_for_chars(t), True, c.comment) for c, t in zip(columns, types)]
     schema = to_spark_schema(fields).jsonValue()
     for field, data_type in zip(schema["fields"], types):
         declared = declared_char_type(data_type)
@@ -130,6 +147,7 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
     """The metastore's table for ``spec``; ``location`` is where its files go (None: the metastore decides)."""
     if spec.provider is not None and (spec.stored_as is not None or spec.row_format is not None):
         raise ConfigurationError("a table is either USING a data source or STORED AS / ROW FORMAT, not both")
+    spec = _hive_by_provider(spec)
     parameters = dict(spec.properties)
     if spec.comment:
         parameters["comment"] = spec.comment
@@ -146,7 +164,7 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
         data = [c for c in all_columns if c.name.lower() not in {p.lower() for p in partition_names}]
         ordered = data + [next(c for c in all_columns if c.name.lower() == p.lower()) for p in partition_names]
         parameters.update(spark_schema_parameters(ordered, partition_names))
-        parameters["spark.sql.sources.provider"] = provider
+        parameters["spark.sql.sources.provider"] = spec.provider or provider  # as written (USING PARQUET), as Spark keeps it
         # Spark tracks the partitions of its partitioned data source tables in the metastore
         # (manageFilesourcePartitions, on by default) only when the table says so, and says so only for those.
         if partition_names:
@@ -154,6 +172,7 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
         serde_parameters.update(dict(spec.options))
         if location is not None:
             serde_parameters["path"] = location
+        _check_source_types(provider, all_columns)
         hive_compatible = provider in ("parquet", "orc")
         storage = STORAGE_FORMATS[provider.upper()] if hive_compatible else SPARK_SOURCE_STORAGE
         columns = field_schemas(data) if hive_compatible else [ttypes.FieldSchema("col", "array<string>", "from deserializer")]
@@ -165,7 +184,10 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
         serde_parameters.update(storage.serde_parameters)
         custom, delimited = _row_format(spec.row_format)
         if custom is not None:
-            if spec.stored_as is not None and spec.stored_as.upper() not in ("TEXTFILE", "SEQUENCEFILE"):
+            # Hive also takes ROW FORMAT SERDE naming the format's own serde, to give it properties (SHOW CREATE TABLE
+            # writes a Parquet or ORC table with serde properties so); another serde would not read those files.
+            own = spec.row_format is not None and spec.row_format.serde == storage.serde and not _delimits(spec.row_format)
+            if spec.stored_as is not None and spec.stored_as.upper() not in ("TEXTFILE", "SEQUENCEFILE") and not own:
                 raise ConfigurationError(f"ROW FORMAT applies to text storage, not STORED AS {spec.stored_as.upper()}")
             serde = custom
             serde_parameters.update(delimited)
@@ -187,6 +209,39 @@ def table_struct(spec: TableSpec, location: str | None, *, owner: str = "") -> t
             serdeInfo=ttypes.SerDeInfo(serializationLib=serde, parameters=serde_parameters),
         ),
     )
+
+
+def _hive_by_provider(spec: TableSpec) -> TableSpec:
+    """``USING hive [OPTIONS (fileFormat 'parquet')] [PARTITIONED BY (col, ..)]`` as Spark reads it: a Hive table
+    (text unless fileFormat names another format) whose partition columns, named from its columns, come last."""
+    if (spec.provider or "").lower() != "hive":
+        return spec
+    options = {key.lower(): value for key, value in spec.options}
+    unknown = sorted(set(options) - {"fileformat"})
+    if unknown:
+        raise ConfigurationError(f"USING hive OPTIONS ({unknown[0]} ..): only fileFormat is supported; name the storage with "
+                                 "STORED AS and its serde with ROW FORMAT instead")
+    stored_as = options.get("fileformat", "TEXTFILE").upper()
+    storage_format(stored_as)  # an unknown format is refused here, listing the known ones
+    named = {p.lower() for p in spec.partition_transforms}
+    missing = sorted(named - {c.name.lower() for c in spec.columns})
+    if missing or any("(" in p for p in spec.partition_transforms):
+        raise ConfigurationError(f"USING hive PARTITIONED BY names columns of the table; '{(missing or spec.partition_transforms)[0]}' "
+                                 "is not one")
+    ordered = [next(c for c in spec.columns if c.name.lower() == p.lower()) for p in spec.partition_transforms]
+    return replace(spec, provider=None, options=(), stored_as=stored_as, partition_transforms=(),
+                   columns=tuple(c for c in spec.columns if c.name.lower() not in named),
+                   partition_columns=(*spec.partition_columns, *ordered))
+
+
+def _check_source_types(provider: str, columns: Sequence[ColumnSpec]) -> None:
+    """CSV holds plain values only: a nested column is refused, as Spark's CSV source refuses it."""
+    if provider != "csv":
+        return
+    for column in columns:
+        if isinstance(parse_hive_type(column.type, column=column.name), (ArrayType, MapType, StructType)):
+            raise ConfigurationError(f"USING csv cannot hold column '{column.name}' of type {column.type}: CSV holds plain "
+                                     "values only (Spark's CSV source refuses it too); use USING json, parquet or orc")
 
 
 def _source_columns(spec: TableSpec) -> tuple[list[ColumnSpec], list[str]]:
@@ -238,9 +293,9 @@ def stored_columns(table: ttypes.Table) -> tuple[list[ColumnSpec], list[str]]:
         fields, partition_names = stored
         parsed = SparkStruct.fromJson({"type": "struct", "fields": fields})
         return ([ColumnSpec(f.name, (f.metadata or {}).get(CHAR_VARCHAR_KEY) or to_hive_string(from_spark_type(f.dataType)),
-                            (f.metadata or {}).get("comment", "")) for f in parsed.fields], list(partition_names))
+                            (f.metadata or {}).get("comment")) for f in parsed.fields], list(partition_names))
     keys = list(table.partitionKeys or [])
-    columns = [ColumnSpec(c.name, c.type, c.comment or "") for c in [*(table.sd.cols or []), *keys]]
+    columns = [ColumnSpec(c.name, c.type, c.comment) for c in [*(table.sd.cols or []), *keys]]
     return columns, [k.name for k in keys]
 
 

@@ -6,10 +6,11 @@ import re
 
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
+from hms_catalog.formats.detect import TableKind
 from hms_catalog.model import ExternalTable
-from hms_catalog.sql import ast
+from hms_catalog.sql import ast, ast_ddl
 
-__all__ = ["DESCRIBE_COLUMNS", "like_matcher", "describe_rows"]
+__all__ = ["DESCRIBE_COLUMNS", "like_matcher", "pattern_matches", "describe_rows"]
 
 DESCRIBE_COLUMNS = ("Field", "Type", "Nullable", "PartitionKey", "Comment")
 
@@ -28,6 +29,12 @@ def like_matcher(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(char))
     return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+
+
+def pattern_matches(pattern: str, name: str) -> bool:
+    """SHOW DATABASES' and SHOW TABLES' patterns as Spark's and Hive's read them: ``*`` any run, ``|`` between
+    alternatives, without case; LIKE's ``%`` and ``_`` too, which users of other engines type."""
+    return any(like_matcher(part.strip().replace("*", "%")).fullmatch(name) for part in pattern.split("|"))
 
 
 def describe_rows(table: ExternalTable) -> list[tuple[str, str, bool, bool, str]]:
@@ -56,9 +63,7 @@ def use_database(session: Session, statement: ast.UseDatabase) -> Result:
 def show_databases(session: Session, statement: ast.ShowDatabases) -> Result:
     names = session.catalog(statement.catalog).database_names()
     if statement.pattern is not None:
-        # Spark's and Hive's patterns: ``*`` any run, ``|`` between alternatives (and LIKE's ``%`` and ``_``).
-        matchers = [like_matcher(part.strip().replace("*", "%")) for part in statement.pattern.split("|")]
-        names = tuple(name for name in names if any(m.fullmatch(name) for m in matchers))
+        names = tuple(name for name in names if pattern_matches(statement.pattern, name))
     return Result.table(("Database",), [(name,) for name in names])
 
 
@@ -66,9 +71,25 @@ def show_databases(session: Session, statement: ast.ShowDatabases) -> Result:
 def show_tables(session: Session, statement: ast.ShowTables) -> Result:
     names = session.database(statement.database).table_names()
     if statement.pattern is not None:
-        matcher = like_matcher(statement.pattern)
-        names = tuple(name for name in names if matcher.fullmatch(name))
+        names = tuple(name for name in names if pattern_matches(statement.pattern, name))
     return Result.table(("Table",), [(name,) for name in names])
+
+
+@register(ast_ddl.ShowViews)
+def show_views(session: Session, statement: ast_ddl.ShowViews) -> Result:
+    """The views among the database's tables (their definitions loaded in batches, as SHOW TABLE STATUS loads them)."""
+    database = session.database(statement.database)
+    names = database.table_names()
+    if statement.pattern is not None:
+        names = tuple(name for name in names if pattern_matches(statement.pattern, name))
+    views = [m.table.tableName.lower() for m in database.tables_metadata(names) if m.detection.kind is TableKind.VIEW]
+    return Result.table(("View",), [(name,) for name in sorted(views)])
+
+
+@register(ast_ddl.ShowColumns)
+def show_columns(session: Session, statement: ast_ddl.ShowColumns) -> Result:
+    """The table's columns by name, partition columns last, as Spark's SHOW COLUMNS lists them."""
+    return Result.table(("Column",), [(column.name,) for column in session.table(statement.table).schema.columns])
 
 
 @register(ast.DescribeTable)

@@ -16,7 +16,7 @@ from hms_catalog.ddl.alter import alter_columns_or_properties
 from hms_catalog.ddl.context import DdlContext, DdlOutcome
 from hms_catalog.ddl.databases import alter_database, create_database, drop_database
 from hms_catalog.ddl.partitions import add_partitions, drop_partitions, recover_partitions
-from hms_catalog.ddl.show import definition_properties, show_create_table
+from hms_catalog.ddl.show import missing_property, show_create_table, spark_properties
 from hms_catalog.ddl.specs import AddPartitions, DropPartitions, RecoverPartitions
 from hms_catalog.ddl.tables import create_table, create_table_like, drop_table, rename_table
 from hms_catalog.errors import ConfigurationError
@@ -148,15 +148,13 @@ def run_show_create_table(session: Session, statement: ast_ddl.ShowCreateTable) 
 
 @register(ast_ddl.ShowTblProperties)
 def run_show_tblproperties(session: Session, statement: ast_ddl.ShowTblProperties) -> Result:
+    """What Spark's own SHOW TBLPROPERTIES answers for the table (:func:`hms_catalog.ddl.show.spark_properties`); a key
+    the table lacks answers Spark's sentence in place of its value."""
     table = session.table(statement.table)
-    parameters = table.metadata.table.parameters or {}
+    shown = spark_properties(table.metadata.table)
     if statement.key is not None:
-        if statement.key not in parameters:
-            return Result.table(("key", "value"), [(statement.key, f"Table {table.full_name} does not have property: {statement.key}")])
-        return Result.table(("key", "value"), [(statement.key, parameters[statement.key])])
-    shown = {**definition_properties(parameters), **{k: v for k, v in parameters.items() if k.startswith(("numRows", "totalSize",
-                                                                                                            "numFiles"))}}
-    return Result.table(("key", "value"), sorted(shown.items()))
+        return Result.table(("key", "value"), [(statement.key, shown.get(statement.key, missing_property(table.full_name, statement.key)))])
+    return Result.table(("key", "value"), list(shown.items()))
 
 
 @register(ast_ddl.SetOption)

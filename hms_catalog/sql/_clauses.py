@@ -142,7 +142,7 @@ def _plain_literal(cur: Cursor) -> str | None:
 
 
 def partition_spec(cur: Cursor) -> PartitionSpec:
-    """``(k = 'v', k2 = 5, k3 = NULL)``: values as text (numbers as written, ``02`` stays ``02``), NULL as None.
+    """``(k = 'v', k2 = 5, k3 = NULL)``: values as text (whole numbers as Spark reads them, ``02`` is ``2``), NULL as None.
 
     Whether the keys are the table's, complete and of the right type is the operation's to check: it knows
     the table.
@@ -164,7 +164,12 @@ def partition_spec(cur: Cursor) -> PartitionSpec:
 
 
 def _partition_value(cur: Cursor) -> str | None:
+    """As Spark reads a partition value: a whole number is a number (``08`` is ``8``, whatever the key's type), a
+    quoted string is text as written."""
+    number = cur.peek(1 if cur.peek().type is TokenType.MINUS else 0)
     value = _plain_literal(cur)
+    if value is not None and number.type is TokenType.NUMBER and number.value.isdigit():
+        return str(int(value))
     if value is not None:
         return value
     word = keyword(cur.peek())

@@ -1,27 +1,20 @@
 """Column definitions and their types, as CREATE TABLE, ALTER TABLE and PARTITIONED BY write them.
 
-A column type is Hive/Spark type text (``array<struct<a:int,b:map<string,decimal(10,2)>>>``,
-``STRUCT<x: DOUBLE>``) spread over many tokens.  Its extent is found here from brackets alone; the type
-model (:func:`hms_catalog.types.parse_hive_type`) then judges it, and its canonical rendering is what
-the spec keeps, so every later reader sees one spelling.  A type the model refuses is a syntax error at
-the token where the model stopped, naming the column.
+A column type is read by Spark's type grammar (:mod:`hms_catalog.sql._types`: ``REAL``, ``LONG``,
+``STRUCT<a INT>``, ``STRING COLLATE UTF8_BINARY``, ...), and its canonical Hive rendering is what the spec keeps,
+so every later reader sees one spelling.  A type refused there is a syntax error at its token, naming the column.
 """
 
 from __future__ import annotations
 
 from hms_catalog.ddl.specs import ColumnSpec
-from hms_catalog.errors import SchemaError
-from hms_catalog.sql._clauses import Clause, keyword, read_clauses
+from hms_catalog.sql._clauses import Clause, read_clauses
 from hms_catalog.sql._cursor import NAMES, Cursor, alternatives, dotted_name
+from hms_catalog.sql._types import data_type
 from hms_catalog.sql.tokens import Token, TokenType
-from hms_catalog.types import parse_hive_type, to_hive_string
+from hms_catalog.types import to_hive_string
 
 __all__ = ["column_definition", "column_list", "column_name", "column_type", "partitioned_by", "column_sequence"]
-
-# Bare words that continue a type outside brackets: ``double precision``, ``interval year to month``.
-_TYPE_WORDS = frozenset({"PRECISION", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"})
-_CLOSING = {TokenType.LT: TokenType.GT, TokenType.LPAREN: TokenType.RPAREN}
-_END = (TokenType.EOF, TokenType.SEMICOLON)
 
 # Iceberg's partition transforms as Spark writes them: those of one column, and those with a width too.
 _TRANSFORMS_OF_COLUMN = ("identity", "years", "months", "days", "hours", "year", "month", "day", "hour")
@@ -33,53 +26,17 @@ def column_name(cur: Cursor, what: str = "column name") -> str:
 
 
 def column_type(cur: Cursor, column: str) -> str:
-    """Read the type of ``column`` and return its canonical Hive spelling."""
-    first = cur.peek()
-    if first.type is not TokenType.IDENTIFIER:
+    """Read the type of ``column`` as Spark's grammar writes it and return its canonical Hive spelling."""
+    if cur.peek().type is not TokenType.IDENTIFIER:
         raise cur.expected(f"type of column '{column}'")
-    tokens = [cur.advance()]
-    closing: list[TokenType] = []
-    while True:
-        token = cur.peek()
-        if closing:
-            if token.type in _END or (token.type in (TokenType.GT, TokenType.RPAREN) and token.type is not closing[-1]):
-                break  # unbalanced: the type model names what is missing, here
-            if token.type is closing[-1]:
-                closing.pop()
-            elif token.type in _CLOSING:
-                closing.append(_CLOSING[token.type])
-        elif token.type in _CLOSING and tokens[-1].type is TokenType.IDENTIFIER:
-            closing.append(_CLOSING[token.type])
-        elif keyword(token) not in _TYPE_WORDS:
-            break
-        tokens.append(cur.advance())
-    return _normalised(cur, column, tokens)
-
-
-def _normalised(cur: Cursor, column: str, tokens: list[Token]) -> str:
-    starts: list[int] = []
-    text = ""
-    for token in tokens:
-        text += " " if text else ""
-        starts.append(len(text))
-        text += token.raw
-    try:
-        return to_hive_string(parse_hive_type(text, column=column))
-    except SchemaError as e:
-        if e.position is None:
-            where = tokens[0]
-        elif e.position >= len(text):
-            where = cur.peek()  # the type stopped short: what follows it is where something is missing
-        else:
-            where = tokens[max(i for i, start in enumerate(starts) if start <= e.position)]
-        raise cur.error(f"invalid type for column '{column}': {e.reason}", where) from e
+    return to_hive_string(data_type(cur, column))
 
 
 class _ColumnOptions:
     """``NOT NULL`` and ``COMMENT '..'`` after a column's type, in either order (as Spark reads them)."""
 
     def __init__(self) -> None:
-        self.comment = ""
+        self.comment: str | None = None
         self.nullable = True
 
     def clauses(self) -> dict[str, Clause]:

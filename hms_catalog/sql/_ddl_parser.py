@@ -36,15 +36,17 @@ from hms_catalog.sql.ast_ddl import (
     DropDatabase,
     DropTable,
     SetOption,
+    ShowColumns,
     ShowCreateTable,
     ShowPartitions,
     ShowTblProperties,
+    ShowViews,
 )
 from hms_catalog.sql.tokens import TokenType
 
 __all__ = [
     "create_database", "drop_database", "alter_database", "create_table", "create_external_table", "drop_table",
-    "show_partitions", "show_create_table", "show_tblproperties", "set_option",
+    "show_partitions", "show_create_table", "show_tblproperties", "show_columns", "show_views", "set_option",
 ]
 
 _COMMENT = "comment (a quoted string)"
@@ -310,6 +312,34 @@ def show_partitions(cur: Cursor) -> Statement:
     partition = partition_spec(cur) if cur.match_keyword("PARTITION") else ()
     where = expression(cur) if cur.match_keyword("WHERE") else None
     return ShowPartitions(name, partition, where)
+
+
+def _from_or_in(cur: Cursor) -> bool:
+    return cur.match_keyword("FROM") or cur.match_keyword("IN")
+
+
+def show_columns(cur: Cursor) -> Statement:
+    """Spark's ``FROM|IN t [FROM|IN [cat.]db]``; a database named both ways must be the same one, as Spark requires."""
+    if not _from_or_in(cur):
+        raise cur.expected("FROM")  # the message lists FROM and IN, which were looked for
+    name = table_name(cur)
+    if not _from_or_in(cur):
+        return ShowColumns(name)
+    token = cur.peek()
+    database = database_name(cur)
+    catalogs = {c.lower() for c in (name.catalog, database.catalog) if c is not None}
+    if len(catalogs) > 1 or (name.database is not None and name.database.lower() != database.database.lower()):
+        raise cur.error(f"SHOW COLUMNS names two databases: '{'.'.join(p for p in (name.catalog, name.database) if p)}' with the "
+                        f"table and '{'.'.join(p for p in (database.catalog, database.database) if p)}' after it", token)
+    return ShowColumns(TableName(database.catalog or name.catalog, database.database, name.table))
+
+
+def show_views(cur: Cursor) -> Statement:
+    """Spark's ``[FROM|IN [cat.]db] [[LIKE] 'pattern']``."""
+    database = database_name(cur) if _from_or_in(cur) else None
+    if cur.match_keyword("LIKE") or cur.peek().type is TokenType.STRING:
+        return ShowViews(database, cur.expect_string("pattern (a quoted string)"))
+    return ShowViews(database)
 
 
 def show_create_table(cur: Cursor) -> Statement:

@@ -15,7 +15,8 @@ from hms_catalog.sql.expressions import Expression
 
 __all__ = [
     "CreateDatabase", "DropDatabase", "AlterDatabase", "CreateTable", "CreateTableLike", "DropTable", "AlterTable",
-    "AlterTableRename", "ShowPartitions", "ShowCreateTable", "ShowTblProperties", "SetOption", "DDL_STATEMENTS",
+    "AlterTableRename", "ShowPartitions", "ShowCreateTable", "ShowTblProperties", "ShowColumns", "ShowViews", "SetOption",
+    "DDL_STATEMENTS",
 ]
 
 
@@ -112,6 +113,21 @@ class ShowTblProperties(Statement):
 
     table: TableName
     key: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowColumns(Statement):
+    """``SHOW COLUMNS FROM|IN t [FROM|IN [cat.]db]`` (Spark's: the database may be named apart from the table)."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
+class ShowViews(Statement):
+    """``SHOW VIEWS [FROM|IN [cat.]db] [[LIKE] 'pattern']``."""
+
+    database: DatabaseName | None = None
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)

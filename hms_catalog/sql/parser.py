@@ -17,7 +17,7 @@ from types import MappingProxyType
 from hms_catalog.errors import SqlSyntaxError
 from hms_catalog.sql import _alter_parser, _ddl_parser
 from hms_catalog.sql._clauses import catalog_name, database_name, if_exists, if_not_exists, properties, table_name
-from hms_catalog.sql._cursor import Cursor, alternatives
+from hms_catalog.sql._cursor import NAMES, Cursor, alternatives
 from hms_catalog.sql._expression_parser import expression, whole_number
 from hms_catalog.sql._query import is_query, parse_query, parse_spark_statement
 from hms_catalog.sql._source import StatementSource, position, syntax_error
@@ -103,9 +103,12 @@ def _show_databases(cur: Cursor) -> Statement:
 
 
 def _show_tables(cur: Cursor) -> Statement:
-    database = database_name(cur) if cur.match_keyword("FROM") else None
-    pattern = cur.expect_string("pattern (a quoted string)") if cur.match_keyword("LIKE") else None
-    return ShowTables(database, pattern)
+    """Spark's ``[FROM|IN [cat.]db] [[LIKE] 'pattern']``."""
+    database = database_name(cur) if cur.match_keyword("FROM") or cur.match_keyword("IN") else None
+    liked = cur.match_keyword("LIKE")
+    if liked or cur.peek().type is TokenType.STRING:
+        return ShowTables(database, cur.expect_string("pattern (a quoted string)"))
+    return ShowTables(database)
 
 
 def _show_cache(cur: Cursor) -> Statement:
@@ -158,6 +161,9 @@ def _use(cur: Cursor) -> Statement:
 
 
 def _describe(cur: Cursor) -> Statement:
+    """``DESC[RIBE] [TABLE] t``, as Spark writes it; ``TABLE`` is the keyword only when a name follows it."""
+    if cur.peek().is_keyword("TABLE") and cur.peek(1).type in NAMES:
+        cur.advance()
     return DescribeTable(table_name(cur))
 
 
@@ -210,6 +216,8 @@ _STATEMENTS: Mapping[tuple[str, ...], _Handler] = MappingProxyType(
         ("SHOW", "SPLITS"): _show_splits,
         ("SHOW", "PARTITIONS"): _ddl_parser.show_partitions,
         ("SHOW", "TBLPROPERTIES"): _ddl_parser.show_tblproperties,
+        ("SHOW", "COLUMNS"): _ddl_parser.show_columns,
+        ("SHOW", "VIEWS"): _ddl_parser.show_views,
         ("SET",): _ddl_parser.set_option,
         ("EXPLAIN", "SPLITS"): _explain_splits,
         ("SWITCH",): _switch,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hms_catalog.errors import UnsupportedTableError
+from hms_catalog.errors import HmsCatalogError, UnsupportedTableError
 from hms_catalog.execution import Session
 from tests.support.sessions import open_catalog
 
@@ -89,3 +89,52 @@ def test_a_namespace_location_the_metastore_keeps_is_refused_saying_so(hive: Ses
     with pytest.raises(UnsupportedTableError, match="does not support altering a database's location"):
         hive.run_one(f"ALTER NAMESPACE {DB} SET LOCATION '{tmp_path.as_uri()}'")
     assert admin.pool.call("get_database", DB).locationUri == before
+
+
+def _refused_by_spark(spark: Any, statement: str) -> None:
+    """Spark 4's own DDL refuses ``statement`` (which is why there is no Spark parity to compare with)."""
+    with pytest.raises(Exception) as refused:
+        spark.sql(statement).collect()
+    assert not isinstance(refused.value, HmsCatalogError)
+
+
+def test_set_external_property_makes_the_table_external(hive: Session, admin: Any, spark: Any, tmp_path: Path) -> None:
+    """Hive's way to make a managed table external: its files then stay when it is dropped."""
+    hive.run_one("CREATE TABLE kept (a INT) STORED AS PARQUET")
+    _refused_by_spark(spark, f"ALTER TABLE {DB}.kept SET TBLPROPERTIES ('EXTERNAL' = 'TRUE')")
+    hive.run_one("ALTER TABLE kept SET TBLPROPERTIES ('EXTERNAL' = 'TRUE')")
+    table = admin.pool.call("get_table", DB, "kept")
+    assert (table.tableType, table.parameters["EXTERNAL"]) == ("EXTERNAL_TABLE", "TRUE")
+    folder = Path(table.sd.location.removeprefix("file:"))
+    (folder / "part-0.parquet").write_bytes(b"kept")
+    hive.run_one("DROP TABLE kept")
+    assert (folder / "part-0.parquet").exists()
+
+
+def test_external_table_without_location_lives_where_the_metastore_puts_it(hive: Session, admin: Any, spark: Any) -> None:
+    _refused_by_spark(spark, f"CREATE EXTERNAL TABLE {DB}.nowhere (a INT) STORED AS ORC")
+    hive.run_one("CREATE EXTERNAL TABLE nowhere (a INT) STORED AS ORC")
+    table = admin.pool.call("get_table", DB, "nowhere")
+    database = admin.pool.call("get_database", DB).locationUri.rstrip("/")
+    assert (table.tableType, table.sd.location) == ("EXTERNAL_TABLE", f"{database}/nowhere")
+
+
+def test_change_column_renames_it(hive: Session, admin: Any, spark: Any) -> None:
+    hive.run_one("CREATE TABLE renamed (a INT COMMENT 'the a', b STRING) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    _refused_by_spark(spark, f"ALTER TABLE {DB}.renamed CHANGE a a1 INT")
+    hive.run_one("ALTER TABLE renamed CHANGE a a1 INT")
+    assert _columns(admin, "renamed") == [("a1", "int", "the a"), ("b", "string", None)]
+    assert [f.name for f in spark.table(f"{DB}.renamed").schema.fields] == ["a1", "b", "p"]  # Spark's schema record too
+
+
+def test_rename_to_another_database_moves_a_managed_table_and_its_folder(hive: Session, admin: Any, spark: Any) -> None:
+    hive.run_one(f"CREATE NAMESPACE {DB}_to")
+    try:
+        hive.run_one("CREATE TABLE moving (a INT) STORED AS PARQUET")
+        _refused_by_spark(spark, f"ALTER TABLE {DB}.moving RENAME TO {DB}_to.moved")
+        hive.run_one(f"ALTER TABLE moving RENAME TO {DB}_to.moved")
+        assert "moving" not in admin.pool.call("get_all_tables", DB)
+        target = admin.pool.call("get_database", f"{DB}_to").locationUri.rstrip("/")
+        assert admin.pool.call("get_table", f"{DB}_to", "moved").sd.location == f"{target}/moved"
+    finally:
+        hive.run_one(f"DROP NAMESPACE IF EXISTS {DB}_to CASCADE")

@@ -1,5 +1,5 @@
-"""The rules the metastore does not enforce: type changes that widen, partition values of their key's type,
-and our own events told from others'."""
+"""The rules the metastore does not enforce: type changes that widen, partition values of their key's type (and
+not empty), property keys Spark reserves, empty locations, and our own events told from others'."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 
 from hms_catalog.cache.self_events import SelfEvents
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.ddl.locations import resolved_location
 from hms_catalog.ddl.partition_values import partition_name, spelled
+from hms_catalog.ddl.reserved import check_namespace_keys, check_table_keys
 from hms_catalog.ddl.specs import PartitionValues
 from hms_catalog.ddl.widening import check_widening
 from hms_catalog.errors import ConfigurationError
@@ -53,6 +55,37 @@ def test_partition_values_must_be_of_their_keys_type() -> None:
     for key, kind, value in (("h", "int", "abc"), ("d", "date", "2024-02-30"), ("h", "tinyint", "300"), ("v", "varchar(2)", "abc")):
         with pytest.raises(ConfigurationError, match=f"'{value}'.*{re.escape(kind)}"):
             spelled(key, kind, value, "db.t")
+
+
+@pytest.mark.parametrize("kind", ["string", "int", "varchar(3)", "date"])
+def test_an_empty_partition_value_is_refused_whatever_its_key(kind: str) -> None:
+    """Spark refuses ``p = ''`` ("contains an empty partition column value"); the metastore would keep a partition ``p=``."""
+    with pytest.raises(ConfigurationError, match="partition value of key 'p' of db.t is empty"):
+        spelled("p", kind, "", "db.t")
+
+
+@pytest.mark.parametrize("key", ["provider", "location", "owner", "external", "collation", "is_managed_location", "table_type"])
+def test_keys_spark_reserves_are_refused_as_table_properties(key: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"TBLPROPERTIES: '{key}' is a reserved table property"):
+        check_table_keys(["k", key], "TBLPROPERTIES")
+
+
+@pytest.mark.parametrize("key", ["location", "owner", "collation"])
+def test_keys_spark_reserves_are_refused_as_database_properties(key: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"'{key}' is a reserved database property"):
+        check_namespace_keys([key], "DBPROPERTIES")
+
+
+def test_reserved_keys_compare_exactly_and_comment_is_no_reserved_key() -> None:
+    """As Spark compares them: Hive's ``EXTERNAL`` flag and ``Owner`` are ordinary keys; a comment property is allowed."""
+    check_table_keys(["EXTERNAL", "Owner", "comment", "LOCATION"], "TBLPROPERTIES")
+    check_namespace_keys(["LOCATION", "comment", "provider"], "DBPROPERTIES")
+
+
+def test_an_empty_location_is_refused_not_resolved_to_its_parent() -> None:
+    with pytest.raises(ConfigurationError, match=r"LOCATION of table 'db.t' is empty"):
+        resolved_location("", "file:/warehouse/db.db", "table 'db.t'", "database 'db'")
+    assert resolved_location("x", "file:/warehouse/db.db/", "table 'db.t'", "database 'db'") == "file:/warehouse/db.db/x"
 
 
 def test_partition_names_follow_the_keys_order() -> None:

@@ -4,7 +4,8 @@ Each case runs once through Spark's own Hive support (``spark.sql`` on a databas
 through the catalog's SQL session on another; after every statement the two databases' metastore objects
 are compared field by field (:mod:`tests.support.ddl_parity` lists the few fields ignored, and why). The
 statements are of the kinds Spark's sql-tests inputs, its v1 command suites and Hive's clientpositive
-``.q`` files run.
+``.q`` files run. What Spark refuses in its tests the catalog refuses, and its SHOW/DESCRIBE statements answer
+through the catalog what they answer through Spark, on the same tables (:mod:`tests.support.spark_refusals`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ import pytest
 
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.execution import Session
-from tests.support.ddl_parity import Case, Side, describe, run_both
+from hms_catalog.execution.browse_commands import DESCRIBE_COLUMNS
+from tests.support.ddl_parity import Case, Side, describe, differences, run_both, snapshot
 from tests.support.sessions import open_catalog
+from tests.support.spark_ddl_cases import SPARK_CASES
+from tests.support.spark_refusals import REFUSED_BY_BOTH, SHOWN_BY_BOTH, Refused, Shown
 
 _numbers = itertools.count(1)
 
@@ -43,6 +47,10 @@ CASES = [
                        "DROP NAMESPACE IF EXISTS {db}_n CASCADE",
                        "DROP NAMESPACE IF EXISTS {db}_n RESTRICT"), connector=True),
     Case("schema", ("CREATE SCHEMA {db}_s WITH DBPROPERTIES ('k' = 'v')", "DROP SCHEMA {db}_s RESTRICT")),
+    # a 'comment' property: the description unless COMMENT gives one, never a parameter; ALTER leaves the description
+    Case("database_comment_property", ("CREATE DATABASE {db}_x WITH DBPROPERTIES ('comment' = 'via props', 'k' = 'v')",
+                                       "CREATE DATABASE {db}_n COMMENT 'c' WITH DBPROPERTIES ('comment' = 'other')",
+                                       "ALTER DATABASE {db}_x SET DBPROPERTIES ('comment' = 'new', 'k2' = 'v2')")),
     # Hive tables in every storage format
     *(Case(f"stored_as_{fmt.lower()}", (f"CREATE TABLE {{db}}.t ({_COLUMNS}) STORED AS {fmt}",))
       for fmt in ("TEXTFILE", "PARQUET", "ORC", "AVRO", "SEQUENCEFILE", "RCFILE")),
@@ -178,12 +186,15 @@ def _sides(spark: Any, session: Session, tmp_path: Path) -> tuple[Side, Side]:
 
 
 def _drop(spark: Any, session: Session, reference: Side, tested: Side) -> None:
+    """The sides' databases (``{db}`` and every ``{db}_*`` a case made), and the current database back to ``default``."""
+    spark.sql("USE default")
+    session.run_one("USE hive.default")
     for side in (reference, tested):
-        for name in (side.database, side.database + "_x", side.database + "_n", side.database + "_s"):
-            spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
+        for row in spark.sql(f"SHOW DATABASES LIKE '{side.database}|{side.database}_*'").collect():
+            spark.sql(f"DROP DATABASE IF EXISTS {row[0]} CASCADE")
 
 
-CONNECTOR_CASES = [case for case in CASES if case.connector]
+CONNECTOR_CASES = [case for case in CASES + SPARK_CASES if case.connector]
 """The subset Spark's v2 DDL also takes (it refuses CREATE TABLE LIKE and a partition's SET LOCATION on v2 tables)."""
 
 
@@ -226,11 +237,53 @@ def test_the_connector_leaves_what_spark_leaves(case: Case, spark: Any, connecto
                 spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.{name} CASCADE")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+SHOWN = [
+    ("s", "(a INT, b STRING COMMENT 'bee', p STRING) USING parquet PARTITIONED BY (p) TBLPROPERTIES ('k' = 'v')"),
+    ("c", "(a INT, b STRING) USING csv OPTIONS (header 'true', sep '|') TBLPROPERTIES ('k' = 'v')"),
+    ("x", "(a INT) USING orc LOCATION '{root}/x' TBLPROPERTIES ('k' = 'v')"),
+    ("h", "(a INT, b STRING) PARTITIONED BY (p STRING) STORED AS PARQUET TBLPROPERTIES ('k' = 'v')"),
+    ("d", "(a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS TEXTFILE TBLPROPERTIES ('k' = 'v')"),
+]
+"""Tables Spark makes, shown through the connector as Spark shows its own (the first three are data source tables)."""
+
+
+@pytest.mark.slow
+def test_the_connector_shows_a_table_as_spark_shows_its_own(spark: Any, connector: str, catalog_session: Session, admin: Any,
+                                                            tmp_path: Path) -> None:
+    """SHOW TBLPROPERTIES through the connector lists what Spark's own lists for the table (not the catalog's bookkeeping),
+    and the statement Spark's SHOW CREATE TABLE writes through it (with Spark 4's ``STRING COLLATE UTF8_BINARY``,
+    which Spark writes whatever the table says) recreates a data source table when the service runs it."""
+    number = next(_numbers)
+    original = Side("spark", f"sp{os.getpid()}c{number}", tmp_path, lambda text: spark.sql(text).collect())
+    copy = Side("service", f"ct{os.getpid()}c{number}", tmp_path, catalog_session.run_one)
+    for side in (original, copy):
+        side.run(f"CREATE DATABASE {side.database}")
+    try:
+        for name, columns in SHOWN:
+            original.run(original.statement(f"CREATE TABLE {{db}}.{name} {columns}"))
+            own = spark.sql(f"SHOW TBLPROPERTIES spark_catalog.{original.database}.{name}").collect()
+            assert spark.sql(f"SHOW TBLPROPERTIES {connector}.{original.database}.{name}").collect() == own, name
+        for name, _ in SHOWN:
+            if name in ("h", "d"):  # Hive tables: Spark's v2 SHOW CREATE TABLE has no STORED AS to write
+                original.run(f"DROP TABLE {original.database}.{name}")
+                continue
+            text = spark.sql(f"SHOW CREATE TABLE {connector}.{original.database}.{name}").collect()[0][0]
+            copy.run(text.replace(f"{connector}.{original.database}.{name}", f"hive.{copy.database}.{name}", 1))
+        found = differences(snapshot(admin, original), snapshot(admin, copy))
+        assert not found, "the table the service makes of the connector's SHOW CREATE TABLE differs:\n" + describe(found)
+    finally:
+        for side in (original, copy):
+            spark.sql(f"DROP DATABASE IF EXISTS {side.database} CASCADE")
+
+
+@pytest.mark.parametrize("case", CASES + SPARK_CASES, ids=[case.name for case in CASES + SPARK_CASES])
 def test_the_catalog_leaves_what_spark_leaves(case: Case, spark: Any, catalog_session: Session, admin: Any,
                                               tmp_path: Path) -> None:
     reference, tested = _sides(spark, catalog_session, tmp_path)
     try:
+        for template in case.made_by_spark:  # tables the catalog does not make (bucketed ones), on both sides
+            for side in (reference, tested):
+                spark.sql(side.statement(template)).collect()
         found = run_both(case.statements, reference, tested, admin)
         assert not found, "the catalog's metastore objects differ from Spark's:\n" + describe(found)
     finally:
@@ -247,3 +300,68 @@ def test_a_statement_the_catalog_cannot_carry_out_is_refused(statement: str, cat
         assert admin.pool.call("get_all_tables", database) == []
     finally:
         catalog_session.run_one(f"DROP DATABASE {database} CASCADE")
+
+
+@pytest.mark.parametrize("case", REFUSED_BY_BOTH, ids=[case.name for case in REFUSED_BY_BOTH])
+def test_what_spark_refuses_the_catalog_refuses_saying_why(case: Refused, spark: Any, catalog_session: Session, admin: Any,
+                                                          tmp_path: Path) -> None:
+    """Spark's own DDL refuses the statement; the catalog refuses it too, saying what is wrong, and neither side changed."""
+    reference, tested = _sides(spark, catalog_session, tmp_path)
+    try:
+        assert not run_both(case.setup, reference, tested, admin)
+        with pytest.raises(Exception) as refused_by_spark:
+            reference.run(reference.statement(case.statement))
+        assert not isinstance(refused_by_spark.value, HmsCatalogError), refused_by_spark.value
+        with pytest.raises(HmsCatalogError, match=case.reason):
+            tested.run(tested.statement(case.statement))
+        assert not differences(snapshot(admin, reference), snapshot(admin, tested))
+    finally:
+        _drop(spark, catalog_session, reference, tested)
+
+
+def _spark_answer(rows: list[Any], columns: tuple[str, ...], catalog_name: str) -> list[tuple[Any, ...]]:
+    """Spark's answer in the columns the catalog's answer has: SHOW TABLES' table names, SHOW COLUMNS' names, SHOW
+    TBLPROPERTIES' pairs (Spark names its catalog ``spark_catalog`` where the catalog names itself), DESCRIBE's
+    columns up to its ``# Partition Information`` (name, type and comment; a column without one is ``''`` here)."""
+    if columns == ("Table",):
+        return [(row.tableName,) for row in rows if not row.isTemporary]
+    if columns == ("Column",):
+        return [(row.col_name,) for row in rows]
+    if columns == ("key", "value"):
+        return [(row.key, row.value.replace("Table spark_catalog.", f"Table {catalog_name}.")) for row in rows]
+    if columns == DESCRIBE_COLUMNS:
+        described = []
+        for row in rows:
+            if not row.col_name or row.col_name.startswith("#"):
+                break
+            described.append((row.col_name, row.data_type, row.comment or ""))
+        return described
+    raise AssertionError(f"no Spark columns to compare with {columns}")
+
+
+def _catalog_answer(result: Any) -> list[tuple[Any, ...]]:
+    if tuple(result.columns) == DESCRIBE_COLUMNS:
+        return [(field, kind, comment) for field, kind, _, _, comment in result.rows]
+    return [tuple(row) for row in result.rows]
+
+
+@pytest.mark.parametrize("case", SHOWN_BY_BOTH, ids=[case.name for case in SHOWN_BY_BOTH])
+def test_the_catalog_shows_a_table_as_spark_shows_it(case: Shown, spark: Any, catalog_session: Session, tmp_path: Path) -> None:
+    """SHOW TABLES, SHOW COLUMNS, SHOW TBLPROPERTIES and DESCRIBE of Spark's tests, on the tables Spark made, in the
+    current database as Spark's tests run them: the catalog answers what Spark answers."""
+    side = Side("spark", f"sp{os.getpid()}c{next(_numbers)}", tmp_path, lambda text: spark.sql(text).collect())
+    spark.sql(f"CREATE DATABASE {side.database}")
+    try:
+        for template in case.made_by_spark:
+            spark.sql(side.statement(template)).collect()
+        spark.sql(f"USE {side.database}")
+        catalog_session.run_one(f"USE hive.{side.database}")
+        for template in case.statements:
+            statement = side.statement(template)
+            ours = catalog_session.run_one(statement)
+            theirs = _spark_answer(spark.sql(statement).collect(), tuple(ours.columns), "hive")
+            assert _catalog_answer(ours) == theirs, statement
+    finally:
+        spark.sql("USE default")
+        catalog_session.run_one("USE hive.default")
+        spark.sql(f"DROP DATABASE IF EXISTS {side.database} CASCADE")

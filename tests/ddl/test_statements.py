@@ -255,3 +255,32 @@ def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: 
     with pytest.raises(MetastoreError):
         ddl.run_one("ALTER TABLE refused ADD " + " ".join(f"PARTITION (p='{value}')" for value in values))
     assert admin.pool.call("get_partition_names", DB, "refused", -1) == []
+
+
+def test_show_forms_with_in_list_what_spark_lists(ddl: Session, spark: Any) -> None:
+    """Spark's SHOW TABLES / VIEWS / COLUMNS / PARTITIONS with ``IN`` (as well as FROM) and its ``*``/``|`` patterns: the
+    same names as Spark's own statements list for the same database."""
+    name = f"{DB}_in"
+    spark.sql(f"CREATE DATABASE {name}")
+    try:
+        spark.sql(f"CREATE TABLE {name}.orders (id INT, note STRING) PARTITIONED BY (dt STRING) STORED AS PARQUET")
+        spark.sql(f"ALTER TABLE {name}.orders ADD PARTITION (dt = '2024-01-01')")
+        spark.sql(f"CREATE TABLE {name}.order_lines (id INT) USING parquet")
+        spark.sql(f"CREATE VIEW {name}.recent AS SELECT id FROM {name}.orders")
+
+        def names(statement: str, column: int = 0) -> list[str]:
+            return sorted(str(row[column]) for row in ddl.run_one(statement).rows)
+
+        def sparks(statement: str, column: int) -> list[str]:
+            """Spark's names, less its session's temporary views (listed in every database; earlier tests made some)."""
+            return sorted(str(row[column]) for row in spark.sql(statement).collect() if not row.asDict().get("isTemporary"))
+
+        for pattern in ("", " LIKE 'order*'", " 'o*|rec*'", " LIKE 'ORDERS'"):
+            assert names(f"SHOW TABLES IN hive.{name}{pattern}") == sparks(f"SHOW TABLES IN {name}{pattern}", 1), pattern
+        assert names(f"SHOW VIEWS IN {name}") == sparks(f"SHOW VIEWS IN {name}", 1) == ["recent"]
+        assert names(f"SHOW VIEWS FROM hive.{name} LIKE 'x*'") == []
+        for form in (f"IN {name}.orders", f"FROM orders IN {name}", f"IN orders FROM {name}"):
+            assert names(f"SHOW COLUMNS {form}") == sparks(f"SHOW COLUMNS {form}", 0) == ["dt", "id", "note"], form
+        assert names(f"SHOW PARTITIONS IN {name}.orders") == sparks(f"SHOW PARTITIONS {name}.orders", 0)
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")

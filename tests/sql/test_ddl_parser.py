@@ -47,9 +47,11 @@ from hms_catalog.sql.ast_ddl import (
     DropDatabase,
     DropTable,
     SetOption,
+    ShowColumns,
     ShowCreateTable,
     ShowPartitions,
     ShowTblProperties,
+    ShowViews,
 )
 from hms_catalog.types import parse_hive_type, to_hive_string
 
@@ -172,8 +174,14 @@ def test_the_smallest_create_table() -> None:
         ("map<string,array<int>>", "map<string,array<int>>"),
         ("BIGINT", "bigint"),
         ("double precision", "double"),
-        ("interval year to month", "interval_year_month"),
-        ("uniontype<int,string>", "uniontype<int,string>"),
+        # Spark's own spellings, as its grammar (DataTypeAstBuilder) reads them
+        ("REAL", "float"), ("BYTE", "tinyint"), ("SHORT", "smallint"), ("LONG", "bigint"), ("INTEGER", "int"),
+        ("NUMERIC", "decimal(10,0)"), ("NUMERIC(10)", "decimal(10,0)"), ("NUMERIC(10,1)", "decimal(10,1)"), ("DEC(5, 2)", "decimal(5,2)"),
+        ("TIMESTAMP_LTZ", "timestamp"), ("TIMESTAMP_LTZ(6)", "timestamp"), ("TIMESTAMP(6) WITH LOCAL TIME ZONE", "timestamp"),
+        ("CHARACTER(3)", "char(3)"), ("STRING COLLATE UTF8_BINARY", "string"), ("STRING COLLATE system.builtin.utf8_binary", "string"),
+        ("VARCHAR(4) COLLATE UTF8_BINARY", "varchar(4)"), ("ARRAY<STRING COLLATE UTF8_BINARY>", "array<string>"),
+        ("STRUCT<a INT, b SHORT COMMENT 'x'>", "struct<a:int,b:smallint COMMENT 'x'>"), ("STRUCT<>", "struct<>"),
+        ("STRUCT<long: LONG, comment: REAL>", "struct<long:bigint,comment:float>"),
     ],
 )
 def test_column_types_are_kept_in_their_canonical_hive_spelling(written: str, normalised: str) -> None:
@@ -315,7 +323,7 @@ ALTERS: list[tuple[str, object]] = [
     ("ALTER TABLE t PARTITION (dt='2024-01-01', hr=5) SET LOCATION 's3://b/p'",
      SetLocation("s3://b/p", PartitionValues((("dt", "2024-01-01"), ("hr", "5"))))),
     ("ALTER TABLE t ADD PARTITION (d='50%/x', h=2) PARTITION (d='a', h=02) LOCATION 'file:///p' PARTITION (d=NULL, h=-1)",
-     AddPartitions((PartitionValues((("d", "50%/x"), ("h", "2"))), PartitionValues((("d", "a"), ("h", "02")), "file:///p"),
+     AddPartitions((PartitionValues((("d", "50%/x"), ("h", "2"))), PartitionValues((("d", "a"), ("h", "2")), "file:///p"),
                     PartitionValues((("d", None), ("h", "-1")))))),
     ("ALTER TABLE t ADD IF NOT EXISTS PARTITION (p=1), PARTITION (p=2)",
      AddPartitions((PartitionValues((("p", "1"),)), PartitionValues((("p", "2"),))), True)),
@@ -359,6 +367,13 @@ SHOWS: list[tuple[str, Statement]] = [
     ("SHOW PARTITIONS t PARTITION (d='a') WHERE h > 2", ShowPartitions(T, (("d", "a"),), Comparison(">", ColumnRef("h"), Literal(2)))),
     ("SHOW CREATE TABLE hive.sales.orders", ShowCreateTable(ORDERS)),
     ("SHOW TBLPROPERTIES t", ShowTblProperties(T)),
+    # Spark's SHOW COLUMNS and SHOW VIEWS, with FROM or IN
+    ("SHOW COLUMNS IN t", ShowColumns(T)),
+    ("SHOW COLUMNS FROM orders IN hive.sales", ShowColumns(ORDERS)),
+    ("SHOW COLUMNS IN sales.orders FROM hive.sales", ShowColumns(ORDERS)),
+    ("SHOW VIEWS", ShowViews()),
+    ("SHOW VIEWS IN hive.sales LIKE 'v*|w*'", ShowViews(DatabaseName("hive", "sales"), "v*|w*")),
+    ("SHOW VIEWS FROM sales 'v*'", ShowViews(DatabaseName(None, "sales"), "v*")),
     ("SHOW TBLPROPERTIES t ('quality')", ShowTblProperties(T, "quality")),
     ("SHOW TBLPROPERTIES t (spark.sql.sources.provider)", ShowTblProperties(T, "spark.sql.sources.provider")),
     ("SET sync_ddl = true", SetOption("sync_ddl", "true")),
@@ -401,14 +416,35 @@ ACTIONS = ("ADD COLUMNS, ADD PARTITION, DROP PARTITION, RENAME COLUMN, RENAME TO
 BAD: list[tuple[str, int, int, str, str]] = [
     # types
     ("CREATE TABLE t (a inte)", 1, 19, "inte", "invalid type for column 'a': unknown type 'inte'"),
-    ("CREATE TABLE t (a INT, b LONG)", 1, 26, "LONG", "invalid type for column 'b': unknown type 'LONG'"),
-    ("CREATE TABLE t (a array<int, b string)", 1, 28, ",", "invalid type for column 'a': expected '>' to close array<...> but found ','"),
-    ("CREATE TABLE t (a array<int)", 1, 28, ")",
-     "invalid type for column 'a': unexpected end of type string: expected '>' to close array<...>"),
-    ("CREATE TABLE t (a char(300))", 1, 24, "300", "invalid type for column 'a': char length must be between 1 and 255 but was 300"),
+    ("CREATE TABLE t (a INT, b LONGER)", 1, 26, "LONGER", "invalid type for column 'b': unknown type 'LONGER'"),
+    ("CREATE TABLE t (a array<int, b string)", 1, 28, ",", "invalid type for column 'a': expected '>' to close ARRAY<..> but found ,"),
+    ("CREATE TABLE t (a array<int)", 1, 28, ")", "invalid type for column 'a': expected '>' to close ARRAY<..> but found )"),
+    ("CREATE TABLE t (a char(300))", 1, 24, "300",
+     "invalid type for column 'a': CHAR length must be between 1 and 255 (Hive's limit) but was 300"),
     ("CREATE TABLE t (a)", 1, 18, ")", "expected type of column 'a'"),
-    ("ALTER TABLE t CHANGE a b struct<x int>", 1, 38, ">",
-     "invalid type for column 'b': expected ':' after field name 'x int' but found '>'"),
+    ("ALTER TABLE t CHANGE a b struct<x int", 1, 38, "<end of input>",
+     "invalid type for column 'b': expected ',' or '>' to close STRUCT<..> but found <end of input>"),
+    # types Spark's grammar reads and a Hive table cannot hold, or that Spark refuses: refused saying why
+    ("CREATE TABLE t (a CHAR)", 1, 19, "CHAR", "invalid type for column 'a': CHAR needs a length, e.g. CHAR(10)"),
+    ("CREATE TABLE t (a TIMESTAMP(3))", 1, 29, "3",
+     "invalid type for column 'a': TIMESTAMP(3): Spark's and Hive's timestamps have precision 6 (microseconds) only"),
+    ("CREATE TABLE t (a STRUCT<x INT NOT NULL>)", 1, 32, "NOT", "invalid type for column 'a': NOT NULL on struct field 'x' is not "
+     "supported: a Hive type does not say whether a field may be null, so it would not be kept"),
+    ("CREATE TABLE t (a STRUCT<x: INT, X: INT>)", 1, 34, "X", "invalid type for column 'a': duplicate field name 'X' in STRUCT<..>"),
+    ("CREATE TABLE t (a STRING COLLATE UTF8_LCASE)", 1, 34, "UTF8_LCASE", "invalid type for column 'a': STRING COLLATE UTF8_LCASE: "
+     "only the default collation UTF8_BINARY is supported; another lives only in Spark's own schema record, and Hive, Trino and "
+     "this catalog's readers would compare and sort the column's values as plain strings"),
+    ("CREATE TABLE t (a STRING COLLATE BUILTIN.UTF8_BINARY)", 1, 34, "BUILTIN", "invalid type for column 'a': collation "
+     "BUILTIN.UTF8_BINARY: Spark names the default collation UTF8_BINARY or SYSTEM.BUILTIN.UTF8_BINARY"),
+    *((f"CREATE TABLE t (a {written})", 1, 19, written.split("<")[0].split(" ")[0], f"invalid type for column 'a': {reason}")
+      for written, reason in [
+          ("TIMESTAMP_NTZ", "TIMESTAMP_NTZ has no Hive type: a Hive table cannot hold it (Spark refuses it in Hive tables, and keeps "
+           "a data source table with it in a layout of its own that Hive and this catalog's readers cannot read); use TIMESTAMP"),
+          ("INTERVAL YEAR TO MONTH", "INTERVAL has no Hive type: a Hive table cannot hold it (Spark refuses it in Hive tables, and "
+           "keeps a data source table with it in a layout of its own that Hive and this catalog's readers cannot read)"),
+          ("VOID", "VOID (a column that holds only NULL) is refused by Spark in Hive tables: no Hive serde stores it"),
+          ("uniontype<int,string>", "UNIONTYPE is Hive's, and Spark cannot read a union column"),
+      ]),
     ("ALTER TABLE t ALTER COLUMN a TYPE", 1, 34, "<end of input>", "expected type of column 'a'"),
     # parentheses
     ("CREATE TABLE t (a int", 1, 22, "<end of input>", "expected NOT NULL, COMMENT, ',' or ')'"),
@@ -476,6 +512,9 @@ BAD: list[tuple[str, int, int, str, str]] = [
     # SHOW / SET
     ("SHOW PARTITIONS", 1, 16, "<end of input>", "expected FROM, IN or table name"),
     ("SHOW PARTITIONS t WHERE", 1, 24, "<end of input>", "expected an expression after WHERE"),
+    ("SHOW COLUMNS t", 1, 14, "t", "expected FROM or IN"),
+    ("SHOW COLUMNS IN sales.t IN other", 1, 28, "other",
+     "SHOW COLUMNS names two databases: 'sales' with the table and 'other' after it"),
     ("SHOW TBLPROPERTIES t ()", 1, 23, ")", "expected property key (a quoted string or a name)"),
     ("SHOW CREATE VIEW v", 1, 13, "VIEW", "expected CATALOG or TABLE after SHOW CREATE"),
     ("SET", 1, 4, "<end of input>", "expected option name"),

@@ -76,6 +76,11 @@ GOOD: list[tuple[str, Statement]] = [
     ("SHOW TABLES FROM `h`.`d` LIKE \"o*\"", ShowTables(DatabaseName("h", "d"), "o*")),
     ("show tables from Hive . Db like '%'", ShowTables(DatabaseName("Hive", "Db"), "%")),
     ("SHOW TABLES FROM tables", ShowTables(DatabaseName(None, "tables"))),
+    # Spark's other spellings: IN for FROM, and the pattern with or without LIKE
+    ("SHOW TABLES IN db", ShowTables(DatabaseName(None, "db"))),
+    ("SHOW TABLES IN hive.db LIKE 'o*|p*'", ShowTables(DatabaseName("hive", "db"), "o*|p*")),
+    ("SHOW TABLES IN db 'o*'", ShowTables(DatabaseName(None, "db"), "o*")),
+    ("SHOW TABLES 'o*'", ShowTables(None, "o*")),
     # SWITCH / USE
     ("SWITCH hive", SwitchCatalog("hive")),
     ("switch `Hive Prod`", SwitchCatalog("Hive Prod")),
@@ -88,6 +93,10 @@ GOOD: list[tuple[str, Statement]] = [
     ("describe hive.db.t", DescribeTable(TableName("hive", "db", "t"))),
     ("desc `h`.db.`my table`", DescribeTable(TableName("h", "db", "my table"))),
     ("DESC table", DescribeTable(TableName(None, None, "table"))),
+    # Spark's DESC[RIBE] TABLE t (describe.sql); TABLE is the keyword only when a name follows it
+    ("DESCRIBE TABLE db.t", DescribeTable(TableName(None, "db", "t"))),
+    ("desc table `table`", DescribeTable(TableName(None, None, "table"))),
+    ("DESC TABLE table", DescribeTable(TableName(None, None, "table"))),
     # REFRESH
     ("REFRESH CATALOG hive", RefreshCatalog("hive")),
     ("refresh database db", RefreshDatabase(DatabaseName(None, "db"))),
@@ -188,9 +197,9 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ),
     ("SHOW TABLE", 1, 11, "<end of input>", "expected STATUS after SHOW TABLE"),
     ("SHOW TABLEZ", 1, 6, "TABLEZ", "expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, "
-     "CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES after SHOW"),
+     "CHANGES, SCHEMA, SPLITS, PARTITIONS, TBLPROPERTIES, COLUMNS or VIEWS after SHOW"),
     ("SHOW", 1, 5, "<end of input>", "expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, "
-     "CHANGES, SCHEMA, SPLITS, PARTITIONS or TBLPROPERTIES after SHOW"),
+     "CHANGES, SCHEMA, SPLITS, PARTITIONS, TBLPROPERTIES, COLUMNS or VIEWS after SHOW"),
     ("SHOW CREATE hive", 1, 13, "hive", "expected CATALOG or TABLE after SHOW CREATE"),
     ("CREATE VIEW v", 1, 8, "VIEW", "expected CATALOG, DATABASE, SCHEMA, NAMESPACE, TABLE or EXTERNAL after CREATE"),
     ("CREATE TABLE t", 1, 15, "<end of input>", "expected LIKE or '('"),
@@ -246,7 +255,7 @@ BAD: list[tuple[str, int, int, str, str]] = [
     ("SHOW DATABASES FROM", 1, 20, "<end of input>", "expected catalog name"),
     ("SHOW DATABASES FROM a.b", 1, 21, "a.b", "catalog name must be a single identifier"),
     ("SHOW DATABASES IN hive x", 1, 24, "x", "expected LIKE or end of statement"),
-    ("SHOW TABLES garbage", 1, 13, "garbage", "expected FROM, LIKE or end of statement"),
+    ("SHOW TABLES garbage", 1, 13, "garbage", "expected FROM, IN, LIKE or end of statement"),
     ("SHOW TABLES FROM db garbage", 1, 21, "garbage", "expected LIKE or end of statement"),
     ("SHOW TABLES FROM a.b.c", 1, 18, "a.b.c", "database name has too many parts; expected [catalog.]database"),
     ("SHOW TABLES FROM db.", 1, 21, "<end of input>", "expected identifier after '.' in database name"),
@@ -301,7 +310,7 @@ def test_error_message_format() -> None:
         parse_statement("SHOW TABLEZ x")
     assert str(info.value) == (
         "line 1:6: expected CATALOGS, DATABASES, SCHEMAS, NAMESPACES, TABLES, CREATE, TABLE, CACHE, CHANGES, SCHEMA, SPLITS, "
-        "PARTITIONS or TBLPROPERTIES after SHOW near 'TABLEZ'\n"
+        "PARTITIONS, TBLPROPERTIES, COLUMNS or VIEWS after SHOW near 'TABLEZ'\n"
         "SHOW TABLEZ x\n"
         "     ^"
     )

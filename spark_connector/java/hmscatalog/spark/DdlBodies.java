@@ -20,7 +20,6 @@ import org.apache.spark.sql.types.Metadata;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -179,7 +178,7 @@ final class DdlBodies {
                 options.forEach(serdeProperties::put);
             }
         } else {
-            body.put("provider", provider.toLowerCase(Locale.ROOT));
+            body.put("provider", provider);  // as written (USING PARQUET), as Spark's own catalog keeps it
             ArrayNode transformed = body.putArray("partition_transforms");
             transforms.forEach(transformed::add);
             ObjectNode bodyOptions = body.putObject("options");
@@ -197,10 +196,14 @@ final class DdlBodies {
         return body;
     }
 
-    /** A column as the service takes it; {@code metadataJson} is the Spark column's metadata (may be null). */
+    /**
+     * A column as the service takes it; {@code metadataJson} is the Spark column's metadata (may be null). Spark's v2
+     * column says {@code COMMENT ''} as an empty comment and no COMMENT as null: the empty one is sent, as Spark's own
+     * catalog keeps it.
+     */
     static ObjectNode column(String name, DataType type, String metadataJson, String comment) {
         ObjectNode column = ServiceClient.JSON.createObjectNode().put("name", name).put("type", hiveType(type, metadataJson));
-        if (comment != null && !comment.isEmpty()) {
+        if (comment != null) {
             column.put("comment", comment);
         }
         return column;

@@ -8,6 +8,7 @@ import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -105,23 +106,51 @@ class HmsTable implements SupportsRead, SupportsWrite {
         return transforms;
     }
 
+    /**
+     * The table's properties as Spark's own catalog gives them for the same table (SHOW TBLPROPERTIES, SHOW CREATE
+     * TABLE, UNSET's check): the metastore's table parameters less what Spark's Hive support keeps apart (its schema
+     * record, statistics, {@code EXTERNAL}, and for a data source table the metastore's DDL time); its storage's
+     * properties as {@code option.*} (a data source table's OPTIONS, a Hive table's serde properties); the provider of
+     * a data source or Iceberg table, so SHOW CREATE TABLE writes its USING; and whether its location is the managed
+     * one, so SHOW CREATE TABLE leaves it out and a copy made from the statement gets a folder of its own. The
+     * catalog's own bookkeeping (format, version) is not among them: it is no property of the table.
+     */
     @Override
     public Map<String, String> properties() {
         Map<String, String> properties = new HashMap<>();
-        properties.put("format", view.path("format").asText(""));
-        properties.put("file_format", view.path("file_format").asText(""));
         if (view.hasNonNull("location")) {
-            properties.put("location", view.path("location").asText());
+            properties.put(TableCatalog.PROP_LOCATION, view.path("location").asText());
         }
-        properties.put("hms-catalog.version", view.path("version").asText(""));
-        // the metastore's table parameters (SHOW TBLPROPERTIES, UNSET's check), but Spark's own record of its schema
-        view.path("storage").path("table_parameters").properties().forEach(parameter -> {
-            if (!parameter.getKey().startsWith("spark.sql.")) {
-                properties.putIfAbsent(parameter.getKey(), parameter.getValue().asText());
+        String provider = isIceberg() ? "iceberg" : view.path("spark_provider").asText("");
+        if (!provider.isEmpty()) {
+            properties.put(TableCatalog.PROP_PROVIDER, provider);
+        }
+        JsonNode parameters = view.path("storage").path("table_parameters");
+        boolean external = parameters.path("EXTERNAL").asText("").equalsIgnoreCase("TRUE");
+        properties.put(TableCatalog.PROP_IS_MANAGED_LOCATION, Boolean.toString(!external));
+        parameters.properties().forEach(parameter -> {
+            String key = parameter.getKey();
+            boolean kept = !key.startsWith("spark.sql.") && !SPARK_KEEPS_APART.contains(key)
+                    && !(key.equals("transient_lastDdlTime") && !provider.isEmpty());
+            if (kept) {
+                properties.putIfAbsent(key, parameter.getValue().asText());
             }
         });
+        // the storage's properties as Spark's own tables give them: a data source table's OPTIONS, a Hive table's serde's
+        if (!isIceberg()) {
+            view.path("storage").path("serde_parameters").properties().forEach(parameter -> {
+                String key = parameter.getKey();
+                if (!key.equals("path") && !(key.equals("serialization.format") && !provider.isEmpty())) {
+                    properties.putIfAbsent(TableCatalog.OPTION_PREFIX + key, parameter.getValue().asText());
+                }
+            });
+        }
         return properties;
     }
+
+    /** Table parameters Spark's Hive support reads into fields of its own (statistics, external), never as properties. */
+    private static final Set<String> SPARK_KEEPS_APART = Set.of("EXTERNAL", "numFiles", "numPartitions", "numRows",
+            "rawDataSize", "totalSize", "COLUMN_STATS_ACCURATE", "numFilesErasureCoded");
 
     @Override
     public Set<TableCapability> capabilities() {
