@@ -58,6 +58,7 @@ __all__ = [
     "LISTING_PARALLELISM",
     "EVENTS_ENABLED",
     "EVENTS_BATCH_SIZE",
+    "PARTITION_BATCH_SIZE",
     "EVENTS_POLLING_INTERVAL_MS",
     "EventsConfig",
     "THRIFT_ACCESS",
@@ -93,6 +94,11 @@ BORROW_TIMEOUT = "hive.metastore.client.pool.borrow.timeout"
 BORROW_TIMEOUT_DEFAULT = 30.0
 URI_BACKOFF = "hive.metastore.uri.backoff"
 URI_BACKOFF_DEFAULT = 30.0
+# Partitions per add/drop/alter call of the catalog's DDL, MSCK and writes' commits: smaller calls for a
+# metastore whose database limits one statement's size (Spark's spark.sql.addPartitionInBatch.size and
+# Hive's hive.msck.repair.batch.size do the same for theirs).
+PARTITION_BATCH_SIZE = "hive.metastore.partition.batch.size"
+PARTITION_BATCH_SIZE_DEFAULT = 1000
 # Hive 3 and later hold several catalogs; unset, requests name none and the metastore uses its default
 # (``metastore.catalog.default``, "hive" unless changed). Setting it needs a Hive 3 or later metastore.
 METASTORE_CATALOG = "hive.metastore.catalog.name"
@@ -177,6 +183,7 @@ class ClientConfig:
     uri_backoff: float = URI_BACKOFF_DEFAULT
     metastore_catalog: str | None = None
     kerberos: KerberosConfig | None = None
+    partition_batch_size: int = PARTITION_BATCH_SIZE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -303,6 +310,7 @@ class CatalogConfig:
             uri_backoff=property_as_seconds(props, URI_BACKOFF, URI_BACKOFF_DEFAULT),
             metastore_catalog=_metastore_catalog(props),
             kerberos=KerberosConfig.from_properties(props),
+            partition_batch_size=property_as_int(props, PARTITION_BATCH_SIZE, PARTITION_BATCH_SIZE_DEFAULT, minimum=1),
         )
         return cls(
             client=client, raw=MappingProxyType(dict(props)), caches=CacheConfig.from_properties(props),

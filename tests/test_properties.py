@@ -34,10 +34,13 @@ def test_typed_values_are_parsed() -> None:
             "hive.metastore.client.socket.timeout": "1500ms",
             "hive.metastore.failure.retries": "0",
             "hive.metastore.uri.backoff": "2m",
+            "hive.metastore.partition.batch.size": "250",
         }
     )
     assert (config.client.pool_size, config.client.socket_timeout) == (3, 1.5)
     assert (config.client.retries, config.client.uri_backoff) == (0, 120.0)
+    assert config.client.partition_batch_size == 250
+    assert CatalogConfig.from_properties(BASE).client.partition_batch_size == 1000
 
 
 @pytest.mark.parametrize(
@@ -66,6 +69,7 @@ def test_uri_lists(text: str, expected: tuple[MetastoreUri, ...]) -> None:
         ({**BASE, "hive.metastore.client.pool.size": "0"}, "must be at least 1, got 0"),
         ({**BASE, "hive.metastore.client.socket.timeout": "soon"}, "'hive.metastore.client.socket.timeout' must be a duration"),
         ({**BASE, "hive.metastore.client.socket.timeout": "0"}, "must be greater than zero"),
+        ({**BASE, "hive.metastore.partition.batch.size": "0"}, "'hive.metastore.partition.batch.size' must be at least 1, got 0"),
     ],
 )
 def test_bad_properties_name_the_key(properties: dict[str, str], message: str) -> None:

@@ -83,6 +83,11 @@ class DdlContext:
     def client(self) -> MetastoreWrites:
         return writes_of(self.catalog)
 
+    @property
+    def partition_batch(self) -> int:
+        """Partitions per add/drop/alter call (``hive.metastore.partition.batch.size``)."""
+        return self.catalog.config.client.partition_batch_size
+
     @contextlib.contextmanager
     def changing(self, objects: Sequence[tuple[str, str]], *, events: Sequence[tuple[str, str, str, int]] = (),
                  invalidate: Callable[[], None] | None = None, source: ChangeSource = ChangeSource.DDL,

@@ -1,6 +1,6 @@
 """ADD, DROP and RECOVER PARTITIONS as catalog events, in batches, whole or not at all.
 
-Partitions are added with ``add_partitions_req`` in batches of :data:`BATCH` (one call per batch, one
+Partitions are added with ``add_partitions_req`` in batches of ``hive.metastore.partition.batch.size`` (one call per batch, one
 metastore event each); if a later batch fails, the partitions the statement added before it are dropped
 again, so the table is left as it was; a process killed in the middle has its statement completed by the
 next start. Dropping takes every partition a (possibly partial) spec matches,
@@ -32,9 +32,7 @@ from hms_catalog.storage.resolver import StorageResolver, split_location
 from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.staging import exists, table_root
 
-__all__ = ["add_partitions", "drop_partitions", "recover_partitions", "BATCH"]
-
-BATCH = 1000
+__all__ = ["add_partitions", "drop_partitions", "recover_partitions"]
 
 
 def _partitioned(ctx: DdlContext, database: str, name: str, action: str) -> ttypes.Table:
@@ -56,8 +54,8 @@ def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partit
     keys = [k.name.lower() for k in struct.partitionKeys]
     with ctx.undoable(changes, database, name) as log:
         log.will_complete("add_partitions", **partitions_intent(keys, partitions))
-        for start in range(0, len(partitions), BATCH):
-            batch = partitions[start : start + BATCH]
+        for start in range(0, len(partitions), ctx.partition_batch):
+            batch = partitions[start : start + ctx.partition_batch]
             log.will("added_partitions", database=database, table=name, names=[_name(keys, p) for p in batch])
             try:
                 ctx.client.add_partitions(batch)
@@ -75,12 +73,13 @@ def _add(ctx: DdlContext, changes: RecordedChanges, struct: ttypes.Table, partit
 
 
 def _existing(ctx: DdlContext, struct: ttypes.Table, partitions: list[ttypes.Partition]) -> list[ttypes.Partition]:
-    """Which of ``partitions`` the table has already (one call per :data:`BATCH`)."""
+    """Which of ``partitions`` the table has already (one call per batch)."""
     database, name = struct.dbName.lower(), struct.tableName.lower()
     keys = [k.name.lower() for k in struct.partitionKeys]
     found: list[ttypes.Partition] = []
-    for start in range(0, len(partitions), BATCH):
-        found += ctx.catalog.client.get_partitions_by_names(database, name, [_name(keys, p) for p in partitions[start : start + BATCH]])
+    batch = ctx.partition_batch
+    for start in range(0, len(partitions), batch):
+        found += ctx.catalog.client.get_partitions_by_names(database, name, [_name(keys, p) for p in partitions[start : start + batch]])
     return found
 
 
@@ -133,7 +132,7 @@ def add_partitions(ctx: DdlContext, database: str, name: str, change: AddPartiti
     existed = f", {skipped} existed already" if skipped else ""
     if not to_add:
         return ctx.outcome(f"0 partition(s) added to '{full}'{existed}")
-    batches = -(-len(to_add) // BATCH)
+    batches = -(-len(to_add) // ctx.partition_batch)
     with ctx.changing([(database, name)], events=[("ADD_PARTITION", database, name, batches)]) as changes:
         added = _add(ctx, changes, struct, to_add)
         changes.append((ChangeKind.CHANGED, CatalogObject("partitions", database, name)))
@@ -189,9 +188,9 @@ def _object_store_locations(ctx: DdlContext, struct: ttypes.Table, names: list[s
     if not managed or split_location(table_root(struct.sd.location if struct.sd else "") or "/")[0] == "file":
         return []
     found = []
-    for start in range(0, len(names), BATCH):
+    for start in range(0, len(names), ctx.partition_batch):
         for partition in ctx.catalog.client.get_partitions_by_names(struct.dbName, struct.tableName,
-                                                                   names[start : start + BATCH]):
+                                                                   names[start : start + ctx.partition_batch]):
             location = partition.sd.location if partition.sd is not None else None
             if location and split_location(location)[0] != "file":
                 found.append(location)
@@ -233,8 +232,8 @@ def _vanished(ctx: DdlContext, database: str, name: str, keys: list[str], candid
     """Of the partitions with no ``k=v`` folder under the table, those whose own location is gone too (a
     partition may live elsewhere: a LOCATION of its own, or a folder a write swapped in)."""
     gone = []
-    for start in range(0, len(candidates), BATCH):
-        for partition in ctx.catalog.client.get_partitions_by_names(database, name, candidates[start : start + BATCH]):
+    for start in range(0, len(candidates), ctx.partition_batch):
+        for partition in ctx.catalog.client.get_partitions_by_names(database, name, candidates[start : start + ctx.partition_batch]):
             location = partition.sd.location if partition.sd is not None else None
             if not location or not exists(ctx.catalog.storage, location):
                 gone.append(make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in partition.values]))
@@ -269,7 +268,7 @@ def recover_partitions(ctx: DdlContext, database: str, name: str, change: Recove
     stamp = {k: v for k, v in stamp.items() if (struct.parameters or {}).get(k) != v}
     if not to_add and not vanished and not stamp:
         return ctx.outcome(f"the partitions of '{full}' match its folders; nothing changed")
-    batches = -(-len(to_add) // BATCH)
+    batches = -(-len(to_add) // ctx.partition_batch)
     events = [("ADD_PARTITION", database, name, batches)] if to_add else []
     events += [("DROP_PARTITION", database, name, len(vanished))] if vanished else []
     events += [("ALTER_TABLE", database, name, 1)] if stamp else []

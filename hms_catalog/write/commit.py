@@ -53,9 +53,8 @@ from hms_catalog.write.request import (
 from hms_catalog.write.statistics import appended_parameters, written_parameters
 from hms_catalog.write.target import write_target
 
-__all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "commit_write", "BATCH", "set_aside", "move_files_in"]
+__all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "commit_write", "set_aside", "move_files_in"]
 
-BATCH = 1000  # partitions per add_partitions call
 _drop_unlisted = drop_unlisted  # the name the Iceberg commit imports
 _groups = group_files
 
@@ -183,8 +182,8 @@ class _Commit:
     def _partitions(self, keys: list[str], names: list[str]) -> dict[str, ttypes.Partition]:
         client = self.ctx.catalog.client
         return {make_partition_name(keys, [None if v == DEFAULT_PARTITION else v for v in p.values]): p
-                for start in range(0, len(names), BATCH)
-                for p in client.get_partitions_by_names(self.job.database, self.job.table, names[start : start + BATCH])}
+                for start in range(0, len(names), self.ctx.partition_batch)
+                for p in client.get_partitions_by_names(self.job.database, self.job.table, names[start : start + self.ctx.partition_batch])}
 
     def _place(self, location: str, group: WrittenPartition, *, keep: bool) -> None:
         """Make ``location`` hold the group's files: its folder renamed there (what was there set aside
@@ -233,8 +232,8 @@ class _Commit:
         job, client = self.job, self.ctx.client
         database, name = job.database, job.table
         keys = [k.name.lower() for k in self.struct.partitionKeys]
-        for start in range(0, len(added), BATCH):
-            batch = added[start : start + BATCH]
+        for start in range(0, len(added), self.ctx.partition_batch):
+            batch = added[start : start + self.ctx.partition_batch]
             self.changes.expect("ADD_PARTITION", database, name, 1)
             self.log.will("added_partitions", database=database, table=name, names=[make_partition_name(keys, p.values) for p in batch])
             try:

@@ -19,7 +19,7 @@ from hms_catalog.ddl.structs import table_struct
 from hms_catalog.errors import AlreadyExistsError, NotFoundError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
 from hms_catalog.write import staging
-from hms_catalog.write.commit import BATCH, move_files_in, set_aside
+from hms_catalog.write.commit import move_files_in, set_aside
 from hms_catalog.write.jobs import WriteJob
 from hms_catalog.write.request import CommitRequest, WriteOutcome, drop_unlisted, group_files
 from hms_catalog.write.statistics import written_parameters
@@ -57,8 +57,8 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
                                            dbName=database, tableName=name,
                                            sd=ttypes.StorageDescriptor(**{**struct.sd.__dict__, "location": f"{job.root}/{group.folder}"}),
                                            parameters=written_parameters({}, group.files)) for group in groups.values()]
-            for start in range(0, len(partitions), BATCH):
-                batch = partitions[start : start + BATCH]
+            for start in range(0, len(partitions), ctx.partition_batch):
+                batch = partitions[start : start + ctx.partition_batch]
                 changes.expect("ADD_PARTITION", database, name, 1)
                 log.will("added_partitions", database=database, table=name, names=[make_partition_name(keys, p.values) for p in batch])
                 client.add_partitions(batch)

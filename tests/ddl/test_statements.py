@@ -232,29 +232,37 @@ def test_concurrent_ddl_leaves_metastore_and_caches_consistent(ddl: Session, adm
         assert {f"w{w}" for w in range(8)} <= set(params)
 
 
-def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: Any) -> None:
-    """One of 1,500 partitions exists: the statement fails before it adds any (it asks first). 1,500 partitions
-    go in two metastore calls; when the second fails (the metastore refuses a value of 900 characters), the
-    1,000 the first call added are dropped again: the statement happens whole or not at all."""
-    ddl.run_one("CREATE TABLE batched (id INT) PARTITIONED BY (p INT) STORED AS PARQUET")
-    ddl.run_one("ALTER TABLE batched ADD PARTITION (p=1400)")
-    caught_up(ddl, admin)
-    before = ddl.catalog("hive").versions.current
-    spec = " ".join(f"PARTITION (p={index})" for index in range(1500))
-    with pytest.raises(AlreadyExistsError, match="1400"):
-        ddl.run_one(f"ALTER TABLE batched ADD {spec}")
-    assert admin.pool.call("get_partition_names", DB, "batched", -1) == ["p=1400"]
-    assert [row[0] for row in ddl.run_one("SHOW PARTITIONS batched").rows] == ["p=1400"]
-    logged = [c for c in ddl.catalog("hive").versions.changes(before).changes if c.object.table == "batched"]
-    assert all(c.source.value != "ddl" for c in logged)  # a DDL that did not happen is not logged as one
-    again = ddl.run_one(f"ALTER TABLE batched ADD IF NOT EXISTS {spec}").rows[0][0]
-    assert again.startswith("1499 partition(s) added") and "1 existed already" in again
-    assert len(admin.pool.call("get_partition_names", DB, "batched", -1)) == 1500
-    ddl.run_one("CREATE TABLE refused (id INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
-    values = [f"v{index}" if index != 1400 else "x" * 900 for index in range(1500)]
-    with pytest.raises(MetastoreError):
-        ddl.run_one("ALTER TABLE refused ADD " + " ".join(f"PARTITION (p='{value}')" for value in values))
-    assert admin.pool.call("get_partition_names", DB, "refused", -1) == []
+def test_a_failed_add_partition_leaves_the_table_as_before(ddl: Session, admin: Any, metastore_uri: str) -> None:
+    """One of 150 partitions exists: the statement fails before it adds any (it asks first). With
+    ``hive.metastore.partition.batch.size`` 100 they go in two metastore calls; when the second fails (the
+    metastore refuses a value of 900 characters), the 100 the first call added are dropped again: the
+    statement happens whole or not at all."""
+    ddl.run_one(f"CREATE CATALOG small PROPERTIES ('type'='hms', 'hive.metastore.uris'='{metastore_uri}', "
+                "'hive.metastore.partition.batch.size'='100')")
+    try:
+        ddl.run_one(f"CREATE TABLE small.{DB}.batched (id INT) PARTITIONED BY (p INT) STORED AS PARQUET")
+        ddl.run_one(f"ALTER TABLE small.{DB}.batched ADD PARTITION (p=140)")
+        before = ddl.catalog("small").versions.current
+        spec = " ".join(f"PARTITION (p={index})" for index in range(150))
+        with pytest.raises(AlreadyExistsError, match="140"):
+            ddl.run_one(f"ALTER TABLE small.{DB}.batched ADD {spec}")
+        assert admin.pool.call("get_partition_names", DB, "batched", -1) == ["p=140"]
+        assert [row[0] for row in ddl.run_one(f"SHOW PARTITIONS small.{DB}.batched").rows] == ["p=140"]
+        logged = [c for c in ddl.catalog("small").versions.changes(before).changes if c.object.table == "batched"]
+        assert all(c.source.value != "ddl" for c in logged)  # a DDL that did not happen is not logged as one
+        seen = ddl.catalog("small").metrics()
+        again = ddl.run_one(f"ALTER TABLE small.{DB}.batched ADD IF NOT EXISTS {spec}").rows[0][0]
+        assert again.startswith("149 partition(s) added") and "1 existed already" in again
+        added = {m: n for m, n in ddl.catalog("small").metrics().calls_since(seen).items() if m.startswith("add_partitions")}
+        assert list(added.values()) == [2], added  # 100 and 49
+        assert len(admin.pool.call("get_partition_names", DB, "batched", -1)) == 150
+        ddl.run_one(f"CREATE TABLE small.{DB}.refused (id INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+        values = [f"v{index}" if index != 140 else "x" * 900 for index in range(150)]
+        with pytest.raises(MetastoreError):
+            ddl.run_one(f"ALTER TABLE small.{DB}.refused ADD " + " ".join(f"PARTITION (p='{value}')" for value in values))
+        assert admin.pool.call("get_partition_names", DB, "refused", -1) == []
+    finally:
+        ddl.run_one("DROP CATALOG small")
 
 
 def test_show_forms_with_in_list_what_spark_lists(ddl: Session, spark: Any) -> None:

@@ -2,11 +2,17 @@
 after the write, never half; no staging folder or orphan file is left; the change log records a write
 exactly when the metastore holds it.
 
-Each run overwrites a data source table of 1,100 partitions (STATIC, no spec) with a set that shares half
-of its partitions with the one before, so one commit adds 550 partitions (the batches), replaces 550 and
-drops 550; the service is killed at a random moment of that commit and started again on the same home.
-KILL_RUNS (3 in the suite) sets the number of runs, KILL_SEED the random seed. The DDL test's ADD PARTITION
-and RENAME are killed the same way, at a random moment of their measured length.
+Each run overwrites a data source table of 60 partitions (STATIC, no spec) with a set that shares half
+of its partitions with the one before, so one commit adds 30 partitions, replaces 30 and drops 30, in
+metastore calls of 10 partitions (the catalog's ``hive.metastore.partition.batch.size``: several calls of
+each kind, as a commit of thousands makes with the default 1,000); the service is killed at a random line
+of that commit's undo log (any of them, from before the commit began to after it was recorded) and started
+again on the same home. KILL_RUNS (3 in the suite) sets the number of runs, KILL_SEED the random seed. The
+DDL test's ADD PARTITION (three calls) and RENAME are killed the same way, at a random moment of their
+measured length.
+
+The service is forked from a process that has imported it already (``killable``): a restart takes
+milliseconds instead of an interpreter's start-up, and a kill -9 of it is a kill -9 of a process like any.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ import pytest
 from tests.support.hms import Admin
 from tests.support.service import Server, killable
 
-pytestmark = [pytest.mark.metastore, pytest.mark.slow]
+pytestmark = pytest.mark.metastore
 
-PARTITIONS = 1100
-ADDED = 1200  # partitions of one ADD PARTITION: two add_partitions calls
+PARTITIONS = 60
+BATCH = 10  # partitions per metastore call (hive.metastore.partition.batch.size)
+ADDED = 30  # partitions of one ADD PARTITION: three add_partitions calls
 RENAMED = 20  # partitions of the table renamed
 TABLE = {"name": "wide", "columns": [{"name": "id", "type": "int"}, {"name": "gen", "type": "int"}],
          "partition_columns": [{"name": "p", "type": "int"}], "provider": "parquet"}
@@ -79,21 +86,44 @@ def _send(server: Server, path: str, body: dict[str, Any], answers: list[int]) -
         answers.append(server.request("POST", path, body).status)
 
 
-def _kill_point(home: Path, server: Server, job: str, sender: threading.Thread, chance: random.Random, took: float) -> str:
+def _log_lines(home: Path, server: Server, job: str) -> int:
+    logs = list(home.glob(f"commits/*/{server.process.pid}/{job}.jsonl"))
+    try:
+        return len(logs[0].read_text().splitlines()) if logs else 0
+    except FileNotFoundError:  # done and removed meanwhile
+        return 0
+
+
+def _commit_measured(home: Path, server: Server, job: str, body: dict[str, Any]) -> tuple[float, int]:
+    """Commit ``job`` and wait for the answer; how long it took and the most lines its undo log had."""
+    answers: list[int] = []
+    sender = threading.Thread(target=_send, args=(server, f"/v1/catalogs/hive/writes/{job}/commit", body, answers), daemon=True)
+    started = time.monotonic()
+    sender.start()
+    longest = 0
+    while sender.is_alive():
+        longest = max(longest, _log_lines(home, server, job))
+        time.sleep(0.002)
+    assert answers == [200], answers
+    return time.monotonic() - started, longest
+
+
+def _kill_point(home: Path, server: Server, job: str, sender: threading.Thread, chance: random.Random, took: float,
+                lines: int) -> str:
     """Wait for a random point of the commit: once its undo log has k lines (k from 0, before the commit
-    began, to 7, after it was done and recorded), then a random fraction of a second more."""
-    steps = chance.randint(0, 7)
+    began, to every line a commit writes, after it was done and recorded), then a random part of the time
+    a commit takes more."""
+    steps = chance.randint(0, lines)
     deadline = time.monotonic() + took * 2 + 5
     written = 0
     while steps and sender.is_alive() and time.monotonic() < deadline:
-        logs = list(home.glob(f"commits/*/{server.process.pid}/{job}.jsonl"))
-        written = len(logs[0].read_text().splitlines()) if logs else written
+        written = max(written, _log_lines(home, server, job))
         if written >= steps:
             break
-        time.sleep(0.005)
-    pause = chance.uniform(0.0, 0.5)
+        time.sleep(0.002)
+    pause = chance.uniform(0.0, took / 4)
     time.sleep(pause)
-    return f"at log line {written} (waited for {steps}) + {pause:.2f} s"
+    return f"at log line {written} (waited for {steps} of {lines}) + {pause:.3f} s"
 
 
 def _logged(server: Server, source: str, database: str, table: str) -> int:
@@ -114,16 +144,14 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
     chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
     with killable(home) as server:
         client = server.client()
-        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri,
+                                       "hive.metastore.partition.batch.size": str(BATCH)})
         client.close()
         assert server.request("POST", "/v1/catalogs/hive/databases", {"name": unique_name}).status == 200
         assert server.request("POST", f"/v1/catalogs/hive/databases/{unique_name}/tables", TABLE).status == 200
         for generation in (0, 1):  # the second commit is the shape of those killed: adds, replaces and drops
             job, body = _write(server, table, generation)
-            started = time.monotonic()
-            answer = server.request("POST", f"/v1/catalogs/hive/writes/{job}/commit", body)
-            assert answer.status == 200, answer
-            took = time.monotonic() - started
+            took, lines = _commit_measured(home, server, job, body)
     generation, logged = 1, 2
     root = _path(admin.pool.call("get_table", unique_name, "wide").sd.location)
     outcomes = []
@@ -135,7 +163,7 @@ def test_kill_9_of_the_service_during_commits_leaves_each_table_before_or_after(
             answers: list[int] = []
             sender = threading.Thread(target=_send, args=(server, f"/v1/catalogs/hive/writes/{job}/commit", body, answers), daemon=True)
             sender.start()
-            pause = _kill_point(home, server, job, sender, chance, took)
+            pause = _kill_point(home, server, job, sender, chance, took, lines)
             server.process.kill()
             sender.join(timeout=30)
         with killable(home) as server:  # the restart undoes or finishes the commit before it serves
@@ -179,7 +207,7 @@ def _answer(server: Server, method: str, path: str, body: dict[str, Any]) -> int
 
 def test_kill_9_of_the_service_during_multi_call_ddl_leaves_it_whole_or_undone(tmp_path: Path, metastore_uri: str,
                                                                               admin: Admin, unique_name: str) -> None:
-    """ADD PARTITION of 1,200 partitions (two add_partitions calls) and the RENAME of a managed data source
+    """ADD PARTITION of 30 partitions (three add_partitions calls) and the RENAME of a managed data source
     table (the metastore moves its folder, then its ``path`` follows: two calls), each killed at a random
     moment: after a restart, all of the partitions or none; the table under one name with its folder and
     ``path`` agreeing and its rows readable; one change logged exactly when the metastore holds the change."""
@@ -188,7 +216,8 @@ def test_kill_9_of_the_service_during_multi_call_ddl_leaves_it_whole_or_undone(t
     base = f"/v1/catalogs/hive/databases/{unique_name}/tables"
     with killable(home) as server:
         client = server.client()
-        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri})
+        client.create_catalog("hive", {"type": "hms", "hive.metastore.uris": metastore_uri,
+                                       "hive.metastore.partition.batch.size": str(BATCH)})
         client.close()
         assert server.request("POST", "/v1/catalogs/hive/databases", {"name": unique_name}).status == 200
         assert server.request("POST", base, {**TABLE, "name": "many"}).status == 200

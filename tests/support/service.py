@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from hms_catalog.remote import CatalogServiceClient
+from tests.support.forkserver import ForkedProcess, fork_cli
 
 __all__ = ["ANNOUNCED", "Answer", "STOP_TIMEOUT", "Server", "killable", "send", "served"]
 
@@ -63,7 +64,7 @@ class Server:
     token_path: Path
     home: Path
     announced_home: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[str] | ForkedProcess
     cafile: str | None = None
     _lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
     _seen: list[str] = field(default_factory=list)
@@ -213,10 +214,9 @@ def served(home: Path, *extra: str, home_after_serve: bool = False, cafile: str 
 @contextlib.contextmanager
 def killable(home: Path, *extra: str) -> Iterator[Server]:
     """``hms-catalog serve`` on ``home`` for a test that kills it (``server.process.kill()``): on exit it is
-    killed if it still runs, and nothing about how it stopped is checked."""
-    command = [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0", *extra]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    killed if it still runs, and nothing about how it stopped is checked. Forked from the fork server
+    (:mod:`tests.support.forkserver`): a kill test restarts it many times, each in milliseconds."""
+    process = fork_cli(["--home", str(home), "serve", "--port", "0", *extra], env={**os.environ, "PYTHONUNBUFFERED": "1"})
     lines: queue.Queue[str | None] = queue.Queue()
 
     def drain() -> None:
@@ -238,7 +238,7 @@ def killable(home: Path, *extra: str) -> Iterator[Server]:
             process.stderr.close()
 
 
-def _started(process: subprocess.Popen[str], lines: queue.Queue[str | None], reader: threading.Thread, home: Path,
+def _started(process: subprocess.Popen[str] | ForkedProcess, lines: queue.Queue[str | None], reader: threading.Thread, home: Path,
              cafile: str | None) -> Server:
     """The server once it has announced itself and answers ``/v1/health``."""
     deadline = time.monotonic() + START_TIMEOUT
