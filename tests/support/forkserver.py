@@ -137,11 +137,11 @@ def _fork_server() -> _ForkServer:
 
 
 def fork_cli(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-             capture_stdout: bool = False) -> ForkedProcess:
-    """``python -m hms_catalog.cli ARGV`` as a forked process: stdin from /dev/null, stderr (and with
-    ``capture_stdout`` stdout) readable as text; otherwise stdout goes to /dev/null."""
+             capture_stdout: bool = False, capture_stderr: bool = True) -> ForkedProcess:
+    """``python -m hms_catalog.cli ARGV`` as a forked process: stdin from /dev/null; stdout and stderr
+    readable as text where captured (close them after use), else sent to /dev/null."""
     server = _fork_server()
-    err_read, err_write = os.pipe()
+    err_read, err_write = os.pipe() if capture_stderr else (None, os.open(os.devnull, os.O_WRONLY))
     out_read, out_write = os.pipe() if capture_stdout else (None, os.open(os.devnull, os.O_WRONLY))
     null = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -151,4 +151,5 @@ def fork_cli(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: 
         for fd in (null, out_write, err_write):
             os.close(fd)
     stdout = os.fdopen(out_read, "r", encoding="utf-8", errors="replace") if out_read is not None else None
-    return ForkedProcess(connection, pid, os.fdopen(err_read, "r", encoding="utf-8", errors="replace"), stdout)
+    stderr = os.fdopen(err_read, "r", encoding="utf-8", errors="replace") if err_read is not None else None
+    return ForkedProcess(connection, pid, stderr, stdout)
