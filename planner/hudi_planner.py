@@ -10,10 +10,10 @@ written straight to log files) is planned on its first log file, with file forma
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from hms_catalog.errors import PlanningError, SchemaError
-from hms_catalog.formats.hudi_schema import open_hudi_table
+from hms_catalog.formats.hudi_schema import read_hudi_table
 from hms_catalog.sql.expressions import Expression
 from planner._gc import paused_gc
 from planner.context import FormatPlan, PlanningContext
@@ -68,15 +68,27 @@ def _as_of(instant: str | None) -> Any:
     return options if instant is None else options.with_as_of_timestamp(instant)
 
 
+class _Listed(NamedTuple):
+    """What a plan reads from the store, in one call the catalog holds to its request timeout."""
+
+    table: Any
+    instant: str | None  # the commit a snapshot plan is as of
+    slices: list[Any]
+    options: dict[str, str]
+
+
+def _list(hudi_table: Any, snapshot: bool) -> _Listed:
+    instant = _latest_instant(hudi_table) if snapshot else None
+    return _Listed(hudi_table, instant, hudi_table.get_file_slices(_as_of(instant)), hudi_table.hudi_options())
+
+
 def plan_hudi(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     metadata = ctx.metadata
     snapshot = metadata.detection.hudi_query == "snapshot"
     started = time.perf_counter()
-    hudi_table = open_hudi_table(metadata.table, ctx.io_properties)
-    instant = _latest_instant(hudi_table) if snapshot else None
-    slices = hudi_table.get_file_slices(_as_of(instant))
+    hudi_table, instant, slices, options = read_hudi_table(metadata.table, ctx.io_properties, ctx.storage,
+                                                           lambda table: _list(table, snapshot))
     listing_seconds = time.perf_counter() - started
-    options = hudi_table.hudi_options()
     fields = [f for f in options.get("hoodie.table.partition.fields", "").split(",") if f]
     hive_style = options.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
     schema = metadata.schema

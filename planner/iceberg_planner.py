@@ -122,7 +122,9 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     try:
         static = StaticTable.from_metadata(normalize_location(location), properties=ctx.io_properties)
         tasks = _plan_tasks(static, to_iceberg_filter(where, static.schema()))
-    except (OSError, ValueError) as error:
+    except OSError as error:  # the store: named in the catalog's terms (endpoint, request, timeout)
+        raise ctx.storage.error(location, error, f"plan Iceberg table {table.dbName}.{table.tableName} at") from None
+    except ValueError as error:
         raise PlanningError(f"cannot plan Iceberg table {table.dbName}.{table.tableName}: {error}") from error
     listing_seconds = time.perf_counter() - started
     specs = static.metadata.specs()

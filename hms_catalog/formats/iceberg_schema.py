@@ -20,11 +20,15 @@ from hms_catalog.types import from_iceberg_schema
 if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata
 
+    from hms_catalog.storage.resolver import StorageResolver
+
 __all__ = ["iceberg_schema", "load_iceberg_metadata"]
 
 
-def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str]) -> TableMetadata:
-    """pyiceberg's TableMetadata of the file named by the table's ``metadata_location``."""
+def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str],
+                          storage: StorageResolver | None = None) -> TableMetadata:
+    """pyiceberg's TableMetadata of the file named by the table's ``metadata_location``; a store that cannot be
+    reached is worded by the catalog's ``storage`` when given (the endpoint, and a timeout as the catalog's)."""
     from pyiceberg.io import load_file_io
     from pyiceberg.serializers import FromInputFile
 
@@ -38,14 +42,17 @@ def load_iceberg_metadata(table: ttypes.Table, io_properties: Mapping[str, str])
     except FileNotFoundError as error:
         raise SchemaError(f"cannot read Iceberg metadata {location}: {error}") from error
     except OSError as error:  # the store refused or could not be reached (credentials, bucket, endpoint)
+        if storage is not None:
+            raise storage.error(location, error, "read Iceberg metadata") from None
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise StorageError(f"cannot read Iceberg metadata {location}: {text}") from None
     except ValueError as error:
         raise SchemaError(f"cannot read Iceberg metadata {location}: {error}") from error
 
 
-def iceberg_schema(table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str]) -> TableSchema:
-    metadata = load_iceberg_metadata(table, io_properties)
+def iceberg_schema(table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str],
+                   storage: StorageResolver | None = None) -> TableSchema:
+    metadata = load_iceberg_metadata(table, io_properties, storage)
     current = metadata.schema()
     struct = from_iceberg_schema(current)
     by_id = {f.field_id: f for f in current.fields}

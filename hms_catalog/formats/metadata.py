@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from hms_catalog._lazy import Lazy
 from hms_catalog.client.hive_thrift import ttypes
@@ -19,32 +20,40 @@ from hms_catalog.formats.hudi_schema import hudi_schema
 from hms_catalog.formats.iceberg_schema import iceberg_schema
 from hms_catalog.formats.schema import TableSchema
 
+if TYPE_CHECKING:
+    from hms_catalog.storage.resolver import StorageResolver
+
 __all__ = ["TableMetadata", "load_table_metadata"]
 
-SchemaLoader = Callable[[ttypes.Table, Detection, Mapping[str, str]], TableSchema]
+SchemaLoader = Callable[[ttypes.Table, Detection, Mapping[str, str], "StorageResolver | None"], TableSchema]
 
 _LOADERS: dict[TableFormat, SchemaLoader] = {
-    TableFormat.HIVE: lambda table, detection, _: hive_schema(table, detection),
-    TableFormat.UNKNOWN: lambda table, detection, _: hive_schema(table, detection),
+    TableFormat.HIVE: lambda table, detection, *_: hive_schema(table, detection),
+    TableFormat.UNKNOWN: lambda table, detection, *_: hive_schema(table, detection),
     TableFormat.ICEBERG: iceberg_schema,
     TableFormat.HUDI: hudi_schema,
 }
 
 
 class TableMetadata:
-    """One table as loaded: thrift struct, detection, and a schema loaded once on first use."""
+    """One table as loaded: thrift struct, detection, and a schema loaded once on first use.
 
-    def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str], catalog: str = "") -> None:
+    ``storage``: the catalog's resolver, which holds the formats' readers of the store to its request timeout
+    and words their errors as the catalog's (without it, readers wait and word them as they do)."""
+
+    def __init__(self, table: ttypes.Table, detection: Detection, io_properties: Mapping[str, str], catalog: str = "",
+                 storage: StorageResolver | None = None) -> None:
         self.table = table
         self.detection = detection
         self.io_properties = io_properties
         self.catalog = catalog  # named in a store's refusal, which the format's reader cannot name
+        self.storage = storage
         self.loaded_at = time.time()
         self._schema: Lazy[TableSchema] = Lazy(self._load_schema)
 
     def _load_schema(self) -> TableSchema:
         try:
-            return _LOADERS[self.detection.format](self.table, self.detection, self.io_properties)
+            return _LOADERS[self.detection.format](self.table, self.detection, self.io_properties, self.storage)
         except StorageError as error:
             if not self.catalog or str(error).startswith("catalog "):
                 raise
@@ -63,5 +72,6 @@ class TableMetadata:
         return [key.name for key in self.table.partitionKeys or []]
 
 
-def load_table_metadata(table: ttypes.Table, io_properties: Mapping[str, str], catalog: str = "") -> TableMetadata:
-    return TableMetadata(table, detect(table), io_properties, catalog)
+def load_table_metadata(table: ttypes.Table, io_properties: Mapping[str, str], catalog: str = "",
+                        storage: StorageResolver | None = None) -> TableMetadata:
+    return TableMetadata(table, detect(table), io_properties, catalog, storage)

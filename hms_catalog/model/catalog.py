@@ -109,7 +109,8 @@ class ExternalCatalog:
             found = self._databases.get(key)
             if found is None:
                 found = ExternalDatabase(
-                    self.name, key, self.client, self.caches, self.io_properties, parallelism=self.config.client.pool_size
+                    self.name, key, self.client, self.caches, self.io_properties, parallelism=self.config.client.pool_size,
+                    storage=self.storage,
                 )
                 self._databases[key] = found
             return found

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from hms_catalog.cache import CatalogCaches
     from hms_catalog.client.calls import MetastoreCalls
     from hms_catalog.client.hive_thrift import ttypes
+    from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["ExternalDatabase", "TABLE_BATCH_SIZE"]
 
@@ -36,6 +37,7 @@ class ExternalDatabase:
         io_properties: Mapping[str, str],
         *,
         parallelism: int = 1,
+        storage: StorageResolver | None = None,
     ) -> None:
         self.catalog = catalog
         self.parallelism = max(1, parallelism)
@@ -43,6 +45,7 @@ class ExternalDatabase:
         self._client = client
         self._caches = caches
         self._io_properties = io_properties
+        self._storage = storage  # the catalog's, passed on to its tables
         self._lock = threading.Lock()
         self._tables: dict[str, ExternalTable] = {}
         self._definition: Lazy[ttypes.Database] = Lazy(lambda: self._client.get_database(self.name))
@@ -69,7 +72,8 @@ class ExternalDatabase:
         with self._lock:
             found = self._tables.get(key)
             if found is None:
-                found = ExternalTable(self.catalog, self.name, key, self._client, self._caches, self._io_properties)
+                found = ExternalTable(self.catalog, self.name, key, self._client, self._caches, self._io_properties,
+                                      self._storage)
                 self._tables[key] = found
             return found
 
@@ -93,7 +97,7 @@ class ExternalDatabase:
                              missing, batch_size, self.parallelism)
         for _, tables in answers:
             for table in tables:
-                metadata = load_table_metadata(table, self._io_properties, self.catalog)
+                metadata = load_table_metadata(table, self._io_properties, self.catalog, self._storage)
                 found[table.tableName.lower()] = metadata
                 self._caches.schema.put((self.name, table.tableName.lower()), metadata, ticket=ticket)
         return [found[key] for key in keys if key in found]

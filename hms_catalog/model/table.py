@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hms_catalog.client.calls import MetastoreCalls
     from hms_catalog.client.hive_thrift import ttypes
     from hms_catalog.formats import Detection, TableSchema
+    from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["ExternalTable"]
 
@@ -34,6 +35,7 @@ class ExternalTable:
         client: MetastoreCalls,
         caches: CatalogCaches,
         io_properties: Mapping[str, str],
+        storage: StorageResolver | None = None,
     ) -> None:
         self.catalog = catalog
         self.database = database
@@ -41,6 +43,7 @@ class ExternalTable:
         self._client = client
         self._caches = caches
         self._io_properties = io_properties
+        self._storage = storage  # the catalog's: its schema's reads of the store are held to its timeouts
 
     @property
     def full_name(self) -> str:
@@ -85,7 +88,8 @@ class ExternalTable:
 
     def _load(self) -> TableMetadata:
         try:
-            return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties, self.catalog)
+            return load_table_metadata(self._client.get_table(self.database, self.name), self._io_properties, self.catalog,
+                                       self._storage)
         except NotFoundError as error:
             if error.name == self.full_name:
                 raise  # a client that names the table as the catalog does said why itself (a folder not promoted)

@@ -1,6 +1,6 @@
 """A catalog's storage settings in the names other engines read: pyiceberg's FileIO (hudi-rs's are made from
-those, :func:`hms_catalog.formats.hudi_schema.hudi_storage_options`), and Hadoop's Configuration (what Spark's
-readers and writers use).
+those, :func:`hms_catalog.formats.hudi_schema.hudi_storage_options`, with its timeouts from
+:func:`object_store_timeouts`), and Hadoop's Configuration (what Spark's readers and writers use).
 
 Users write one set of properties (Doris's, Hadoop's or Iceberg's names, see
 :mod:`hms_catalog.storage.properties`); each engine gets the same store, endpoint and credentials in its
@@ -15,7 +15,7 @@ from hms_catalog._secrets import is_secret_key
 from hms_catalog.storage.properties import HADOOP_KEY_PREFIXES, S3Settings, StorageConfig
 from hms_catalog.storage.timeouts import RETRY_STRATEGIES, s3_attempts
 
-__all__ = ["pyiceberg_properties", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
+__all__ = ["pyiceberg_properties", "object_store_timeouts", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
 
 # What Spark needs on its classpath to reach each scheme (the connector's error names it when missing).
 SPARK_JARS_BY_SCHEME = {
@@ -67,6 +67,20 @@ def pyiceberg_properties(config: StorageConfig, raw: Mapping[str, str]) -> dict[
     if s3.endpoint:
         found["s3.endpoint"] = _endpoint_url(s3) or found["s3.endpoint"]  # a bare host:port gets its scheme
     return found
+
+
+def object_store_timeouts(settings: S3Settings) -> dict[str, str]:
+    """hudi-rs's timeouts for a store, in the names of Rust's ``object_store``: an attempt of a request (connection,
+    request and answer) within the catalog's request timeout, its connection within the connect timeout (its
+    defaults are 30 s and 5 s). Its retries cannot be set (ten, within three minutes): the catalog holds the
+    whole call to the request timeout from outside (:mod:`hms_catalog.storage.bounded`), and these make the
+    call it leaves behind end sooner."""
+    return {"timeout": _milliseconds(settings.request_timeout),
+            "connect_timeout": _milliseconds(min(settings.connect_timeout, settings.request_timeout))}
+
+
+def _milliseconds(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"  # object_store reads durations as humantime ("2000ms")
 
 
 def hadoop_settings(config: StorageConfig, *, secrets: bool) -> dict[str, str]:

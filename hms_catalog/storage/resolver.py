@@ -144,6 +144,26 @@ class StorageResolver:
         with self._lock:
             self._buckets.add(bucket)
 
+    def s3_settings(self, location: str) -> S3Settings | None:
+        """The settings of the S3 (or S3-compatible) store serving ``location``, or None for a location this
+        resolver reaches otherwise (local disk, GCS, Azure, Hadoop): what another engine reading the location
+        is given for its timeouts."""
+        scheme = split_location(location)[0]
+        if scheme in LOCAL_SCHEMES or self._kind(scheme) != "s3":
+            return None
+        return self.config.s3_for(scheme)
+
+    def answers(self, location: str, *, named: str = "", doing: str = "reach") -> None:
+        """Ask the store for ``location`` (one HEAD request; a missing file is an answer too). A store that does
+        not answer within its request timeout, or refuses, raises the catalog's StorageError naming ``named``
+        (``location`` by default) and what was being done: how a call into another engine that cannot be held
+        to the timeout is watched (:mod:`hms_catalog.storage.bounded`)."""
+        filesystem, path = self.resolve(location)
+        try:
+            filesystem.get_file_info(path)
+        except (OSError, ValueError) as error:
+            raise self.error(named or location, error, doing) from None
+
     def close(self) -> None:
         with self._lock:
             self._filesystems.clear()
