@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.forkserver import run_cli
 from tests.support.hms import Admin
 
 
@@ -19,10 +20,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def cli(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hms_catalog.cli", *args],
-        input=stdin, capture_output=True, text=True, timeout=120, env=_env(home), check=False,
-    )
+    return run_cli(args, input=stdin, timeout=120, env=_env(home))
 
 
 def json_lines(text: str) -> list[dict[str, object]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from hms_catalog import NotFoundError, RemoteSession, open_session
 from hms_catalog.cli.render import TextRenderer
 from hms_catalog.errors import ServiceError
+from tests.support.forkserver import run_cli
 from tests.support.service import Server, served
 
 pytestmark = pytest.mark.metastore
@@ -49,8 +49,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, wareho
 
 
 def _cli(home: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), *args], input=stdin,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, check=False)
+    return run_cli(["--home", str(home), *args], input=stdin, timeout=300, env={**os.environ, **(env or {})})
 
 
 def _remote(service: Server, elsewhere: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

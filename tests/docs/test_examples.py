@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from hms_catalog.sql.parser import split_statements
+from tests.support.forkserver import run_cli
 from tests.support.hms import Admin
 from tests.support.s3 import S3Server
 from tests.support.service import served
@@ -116,8 +117,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hms_catalog.cli", *args], capture_output=True, text=True,
-                          timeout=TIMEOUT, env=_env(home), check=False)
+    return run_cli(args, timeout=TIMEOUT, env=_env(home))
 
 
 def _run_sql(home: Path, script: Path) -> dict[str, dict[str, Any]]:

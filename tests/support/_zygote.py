@@ -13,6 +13,7 @@ loop serves requests and reaps children). It exits when its parent's end of its 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import json
@@ -21,6 +22,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -69,9 +71,12 @@ def _run_child(request: dict[str, object], fds: list[int], closing: list[socket.
         traceback.print_exc()
         code = 1
     finally:
-        import logging
-
-        logging.shutdown()
+        # What an interpreter does as it exits: wait for the threads that are not daemons (a service whose
+        # thread never ends hangs here as it would there), run the exit handlers, flush.
+        with contextlib.suppress(BaseException):
+            threading._shutdown()  # type: ignore[attr-defined]
+        with contextlib.suppress(BaseException):
+            atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe: nothing more to say
                 stream.flush()

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["ForkedProcess", "fork_cli"]
+__all__ = ["ForkedProcess", "fork_cli", "run_cli"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 _START_TIMEOUT = 120.0
@@ -137,19 +137,52 @@ def _fork_server() -> _ForkServer:
 
 
 def fork_cli(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-             capture_stdout: bool = False, capture_stderr: bool = True) -> ForkedProcess:
-    """``python -m hms_catalog.cli ARGV`` as a forked process: stdin from /dev/null; stdout and stderr
-    readable as text where captured (close them after use), else sent to /dev/null."""
+             capture_stdout: bool = False, capture_stderr: bool = True, stdin: int | None = None) -> ForkedProcess:
+    """``python -m hms_catalog.cli ARGV`` as a forked process: stdin from ``stdin`` (a file descriptor, which
+    stays the caller's) or /dev/null; stdout and stderr readable as text where captured (close them after
+    use), else sent to /dev/null."""
     server = _fork_server()
     err_read, err_write = os.pipe() if capture_stderr else (None, os.open(os.devnull, os.O_WRONLY))
     out_read, out_write = os.pipe() if capture_stdout else (None, os.open(os.devnull, os.O_WRONLY))
-    null = os.open(os.devnull, os.O_RDONLY)
+    source = os.open(os.devnull, os.O_RDONLY) if stdin is None else os.dup(stdin)
     try:
         connection, pid = server.spawn(argv, env=dict(env if env is not None else os.environ), cwd=cwd or Path.cwd(),
-                                       stdin=null, stdout=out_write, stderr=err_write)
+                                       stdin=source, stdout=out_write, stderr=err_write)
     finally:
-        for fd in (null, out_write, err_write):
+        for fd in (source, out_write, err_write):
             os.close(fd)
     stdout = os.fdopen(out_read, "r", encoding="utf-8", errors="replace") if out_read is not None else None
     stderr = os.fdopen(err_read, "r", encoding="utf-8", errors="replace") if err_read is not None else None
     return ForkedProcess(connection, pid, stderr, stdout)
+
+
+def run_cli(argv: Sequence[str], *, input: str | None = None, env: Mapping[str, str] | None = None,
+            timeout: float | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, -m, hms_catalog.cli, *argv], input=..., capture_output=True, text=True)``,
+    forked: the same answer (exit status, stdout, stderr) without an interpreter's start-up."""
+    feed: tuple[int, int] | None = os.pipe() if input is not None else None
+    process = fork_cli(argv, env=env, cwd=cwd, capture_stdout=True, stdin=feed[0] if feed else None)
+    outputs: dict[str, str] = {}
+
+    def drain(name: str, stream: IO[str]) -> None:
+        with stream:
+            outputs[name] = stream.read()
+
+    assert process.stdout is not None and process.stderr is not None
+    readers = [threading.Thread(target=drain, args=("stdout", process.stdout), daemon=True),
+               threading.Thread(target=drain, args=("stderr", process.stderr), daemon=True)]
+    for reader in readers:
+        reader.start()
+    if feed is not None:
+        os.close(feed[0])
+        with os.fdopen(feed[1], "w", encoding="utf-8") as writer, contextlib.suppress(BrokenPipeError):
+            writer.write(input or "")
+    try:
+        code = process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    for reader in readers:
+        reader.join(timeout=30)
+    return subprocess.CompletedProcess(["hms-catalog", *argv], code, outputs.get("stdout", ""), outputs.get("stderr", ""))

@@ -2,7 +2,8 @@
 
 :func:`served` starts a server on a home, finds it by the line it prints before taking requests, waits
 until ``/v1/health`` answers, and on exit stops it and checks that nothing outlived it: no process of its,
-no listening port, no traceback on its stderr.
+no listening port, no traceback on its stderr. Both it and :func:`killable` fork the server from the fork
+server (:mod:`tests.support.forkserver`): a process of its own, started without an interpreter's start-up.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -164,9 +164,7 @@ def served(home: Path, *extra: str, home_after_serve: bool = False, cafile: str 
     stopped (SIGTERM) with exit code 0 and left nothing behind.
     """
     where = ["serve", "--home", str(home)] if home_after_serve else ["--home", str(home), "serve"]
-    command = [sys.executable, "-m", "hms_catalog.cli", *where, "--port", "0", *extra]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process = fork_cli([*where, "--port", "0", *extra], env={**os.environ, "PYTHONUNBUFFERED": "1"})
     lines: queue.Queue[str | None] = queue.Queue()
 
     def drain() -> None:  # from the start, so that a full pipe never stalls the server
