@@ -77,20 +77,29 @@ def run_load(port: int, database: str, tables: list[str], clients: int, seconds:
              cold: bool = False, stop_file: str | None = None, start_at: float | None = None,
              samples: bool = False) -> dict[str, Any]:
     """``clients`` threads loop ``get_table`` over ``tables`` (and, with ``cold``, one call the endpoint always
-    forwards, ``get_current_notificationEventId``, per iteration) for ``seconds`` or until ``stop_file`` exists.
+    forwards, ``get_current_notificationEventId``, per iteration) for ``seconds`` or until ``stop_file`` exists;
+    ``failed_at``: when each kind's first and last failure came (``time.time()``), to place them in an outage;
+    ``failed_calls``: how long the failed calls of each kind took (``at_once``: under half a second).
     ``start_at`` (a ``time.time()``) starts several such processes together; ``samples`` adds every warm
     call's seconds to the answer, for whoever merges processes."""
     lock = threading.Lock()
     warm: list[float] = []
     cold_times: list[float] = []
     failures = {"warm": 0, "cold": 0, "connect": 0}
+    failed_at: dict[str, list[float]] = {}  # kind -> [first, last] time.time() of its failures
+    failed_after: dict[str, list[float]] = {}  # kind -> seconds each failed call took
     first_errors: list[str] = []
     ready = threading.Barrier(clients + 1)
+    go = threading.Event()  # set once the deadline is: a thread past the barrier before it would see none and stop
     deadline: list[float] = [0.0]
 
-    def failed(kind: str, error: BaseException) -> None:
+    def failed(kind: str, error: BaseException, started: float | None = None) -> None:
+        now = time.time()
         with lock:
             failures[kind] += 1
+            failed_at.setdefault(kind, [now, now])[1] = now
+            if started is not None:
+                failed_after.setdefault(kind, []).append(time.perf_counter() - started)
             if len(first_errors) < 5:
                 first_errors.append(f"{kind}: {type(error).__name__}: {error}"[:300])
 
@@ -102,6 +111,7 @@ def run_load(port: int, database: str, tables: list[str], clients: int, seconds:
             with contextlib.suppress(Exception):
                 connection.open()
             ready.wait()
+            go.wait()
             step = index
             while time.perf_counter() < deadline[0] and not (stop_file and Path(stop_file).exists()):
                 try:
@@ -117,7 +127,7 @@ def run_load(port: int, database: str, tables: list[str], clients: int, seconds:
                     client.get_table(database, name)
                     mine_warm.append(time.perf_counter() - started)
                 except Exception as error:  # noqa: BLE001
-                    failed("warm", error)
+                    failed("warm", error, started)
                     connection.close()
                     continue
                 if cold:
@@ -126,7 +136,7 @@ def run_load(port: int, database: str, tables: list[str], clients: int, seconds:
                         client.get_current_notificationEventId()
                         mine_cold.append(time.perf_counter() - started)
                     except Exception as error:  # noqa: BLE001
-                        failed("cold", error)
+                        failed("cold", error, started)
                         connection.close()
         finally:
             connection.close()
@@ -142,13 +152,16 @@ def run_load(port: int, database: str, tables: list[str], clients: int, seconds:
         time.sleep(max(0.0, start_at - time.time()))
     began = time.perf_counter()
     deadline[0] = began + seconds
+    go.set()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - began
     return {
         "clients": clients, "seconds": round(elapsed, 3), "calls": len(warm), "calls_per_second": round(len(warm) / elapsed, 1),
         **percentiles(warm), "cold_calls": len(cold_times), "cold": percentiles(cold_times) if cold else None,
-        "failures": failures, "first_errors": first_errors,
+        "failures": failures, "failed_at": failed_at, "first_errors": first_errors,
+        "failed_calls": {kind: {"at_once": sum(1 for each in took if each < 0.5), **percentiles(took)}
+                         for kind, took in failed_after.items()},
         **({"samples": [round(value, 6) for value in warm]} if samples else {}),
     }
 

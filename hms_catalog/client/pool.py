@@ -19,6 +19,14 @@ pool's :class:`KerberosLogin` renews as needed; pooled connections, failover and
 A URI whose authentication failed is failed over like a refused one, but when no URI could be reached
 and one refused the credentials, :class:`AuthenticationError` is raised at once: retrying would only
 fail the same way.
+
+Health: :meth:`HmsClientPool.unreachable` says, from what the pool has seen, whether every URI failed its latest
+attempt; :meth:`HmsClientPool.probe` asks each URI once, within a short timeout, whether it answers again;
+:meth:`HmsClientPool.retry_window` is how long a call's retries ride out; and within
+:meth:`HmsClientPool.refusing` a caller that knows the metastore is down makes no call at all (see
+:mod:`hms_catalog.client._refusing`). The thrift endpoint uses them to answer a federated catalog whose
+metastore is down from its caches at once, to fail calls its caches cannot answer at once once it has been down
+longer than its retries ride out, and to find it back in the background.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TException
 from thrift.transport.TTransport import TTransportException
 
+from hms_catalog.client._refusing import Refusing, refusal
 from hms_catalog.client._transport import Connection, open_connection
 from hms_catalog.client.metrics import ClientMetrics
 from hms_catalog.client.versions import CallForm, is_unknown_method, unsupported_message
@@ -218,7 +227,9 @@ class HmsClientPool:
             try:
                 with self.borrow() as client:
                     try:
-                        return self._ask(client, forms)
+                        answer = self._ask(client, forms)
+                        self._answered(client.uri)
+                        return answer
                     except (TTransportException, TProtocolException, OSError, EOFError) as error:
                         self._mark_dead(client.uri, _describe(error, self.config))
                         log.warning("metastore call %s to %s failed on transport (attempt %d of %d): %s",
@@ -256,6 +267,68 @@ class HmsClientPool:
             return form.read(answer)
         raise UnsupportedCallError(unsupported_message(client.uri, forms, said))
 
+    def retry_window(self) -> float:
+        """The longest a call's retries wait between its attempts, in all: the backoff ceilings of its
+        ``retries`` summed (each retry waits between half of its ceiling and all of it). A metastore back within
+        it fails no call that was waiting on it; a caller that knows it down gives it that long before failing
+        calls at once (the thrift endpoint's grace)."""
+        return sum(self._backoff_ceiling(retry) for retry in range(self.config.retries))
+
+    def refusing(self, reason: str) -> Refusing:
+        """A block within which this pool makes no call: a borrow (so every call) raises
+        :class:`MetastoreUnavailableError` saying ``reason`` at once. For this caller's block only; see
+        :mod:`hms_catalog.client._refusing`."""
+        return Refusing(id(self), reason)
+
+    def unreachable(self) -> str | None:
+        """How each URI failed, when every one failed its latest attempt (a connection refused, a call broken or
+        unanswered, a probe) and none was opened or answered since; None otherwise. What the pool has seen, with
+        no new attempt, so a caller waiting on a call can tell a refusing metastore before its retries are spent."""
+        with self._lock:
+            if not all(uri in self._dead_until for uri in self.config.uris):
+                return None
+            return "; ".join(f"{uri}: {self._last_failure[uri][1]}" for uri in self.config.uris if uri in self._last_failure)
+
+    def probe(self, timeout: float) -> MetastoreUri:
+        """The first URI that answers now: each in turn, on a connection of its own (not a pooled one, and taking
+        no slot), opened and asked ``get_all_databases`` within ``timeout``, with no retry. The one that answers
+        leaves backoff, so the next call goes to it; one that fails is marked as a call's failure marks it.
+
+        A caller that knows the metastore is down learns that it is back without waiting out a call's retries
+        and socket timeout (a hung metastore holds a call for the whole socket timeout, 60 s by default).
+        Raises :class:`MetastoreUnavailableError` saying how each URI failed."""
+        connect_timeout = min(timeout, self.config.connect_timeout)
+        socket_timeout = min(timeout, self.config.socket_timeout)
+        security = {"login": self._login} if self._login is not None else {}
+        failures = []
+        for uri in self.config.uris:
+            try:
+                connection = self._connect(uri, connect_timeout=connect_timeout, socket_timeout=socket_timeout, **security)
+            except (AuthenticationError, OSError) as error:
+                self.metrics.connect_failed()
+                reason = str(error) if isinstance(error, AuthenticationError) else f"could not connect: {error or type(error).__name__}"
+                self._mark_dead(uri, reason)
+                failures.append(f"{uri}: {reason}")
+                continue
+            self.metrics.opened()
+            try:
+                connection.client.get_all_databases()
+            except (TTransportException, TProtocolException, OSError, EOFError) as error:
+                self.metrics.call("get_all_databases")
+                self.metrics.error("get_all_databases")
+                reason = f"no answer to a probe within {socket_timeout:g}s" if _timed_out(error) else _describe(error, self.config)
+                self._mark_dead(uri, reason)
+                failures.append(f"{uri}: {reason}")
+                continue
+            except TException:
+                pass  # the metastore's own answer, an error though it is: it answers
+            finally:
+                connection.close()
+            self.metrics.call("get_all_databases")
+            self._answered(uri)
+            return uri
+        raise MetastoreUnavailableError("no metastore answered a probe: " + "; ".join(failures))
+
     def close(self) -> None:
         """Close idle connections and refuse further borrows; connections still out close on return."""
         with self._lock:
@@ -269,6 +342,9 @@ class HmsClientPool:
     def _acquire(self) -> Connection:
         if self._closed:
             raise PoolClosedError("the metastore client pool is closed")
+        refused = refusal(id(self))
+        if refused is not None:
+            raise MetastoreUnavailableError(refused)
         started = self._clock()
         if not self._slots.acquire(timeout=self.config.borrow_timeout):
             self.metrics.waited(self._clock() - started)
@@ -339,6 +415,12 @@ class HmsClientPool:
         resting = sorted((uri for uri in self.config.uris if dead.get(uri, 0.0) > now), key=lambda uri: dead[uri])
         return live + resting
 
+    def _answered(self, uri: MetastoreUri) -> None:
+        """``uri`` answered a call: out of backoff, even when the connection was opened before it failed."""
+        if uri in self._dead_until:  # read without the lock: almost always absent, and popped under it
+            with self._lock:
+                self._dead_until.pop(uri, None)
+
     def _mark_dead(self, uri: MetastoreUri, reason: str) -> None:
         """Rest ``uri`` and close its idle connections: after a failure they are likely dead too, and
         handing them out first would spend the retries on them. ``reason`` is kept for error messages."""
@@ -363,17 +445,16 @@ class HmsClientPool:
         return f" against {', '.join(map(str, self.config.uris))}: {_describe(last_error, self.config)}"
 
     def _backoff(self, retry: int) -> float:
-        ceiling = min(BACKOFF_CAP_SECONDS, self.config.retry_delay * (2**retry))
-        return ceiling * (0.5 + self._jitter() / 2)
+        return self._backoff_ceiling(retry) * (0.5 + self._jitter() / 2)
+
+    def _backoff_ceiling(self, retry: int) -> float:
+        return min(BACKOFF_CAP_SECONDS, self.config.retry_delay * (2**retry))
 
 
 def _describe(error: BaseException | None, config: ClientConfig) -> str:
     if error is None:
         return "no attempt was made"
-    timed_out = isinstance(error, TimeoutError) or (
-        isinstance(error, TTransportException) and error.type == TTransportException.TIMED_OUT
-    )
-    if timed_out:
+    if _timed_out(error):
         return (
             f"no answer within {config.socket_timeout:g}s (hive.metastore.client.socket.timeout): "
             f"{error or type(error).__name__}"
@@ -387,3 +468,7 @@ def _describe(error: BaseException | None, config: ClientConfig) -> str:
             f"then set '{SASL_ENABLED}'='true' and a principal, or it stopped or restarted)"
         )
     return str(error) or type(error).__name__
+
+
+def _timed_out(error: BaseException) -> bool:
+    return isinstance(error, TimeoutError) or (isinstance(error, TTransportException) and error.type == TTransportException.TIMED_OUT)

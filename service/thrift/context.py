@@ -1,4 +1,4 @@
-"""What every connection's handler shares: the catalogs, their federated names, the forwarder, the audit."""
+"""What every connection's handler shares: the catalogs, their federated names, their health, the forwarder, the audit."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import copy
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -14,13 +15,16 @@ from hms_catalog.model import ExternalCatalog
 from service.audit import AuditLog
 from service.thrift.arguments import rename_databases
 from service.thrift.forwarder import Forwarder
+from service.thrift.health import CatalogHealth
 from service.thrift.names import FederatedNames, Route
 
 __all__ = ["Caller", "EndpointContext", "LISTING_WAIT_SECONDS"]
 
-# How long get_all_databases waits for a catalog's database names before answering without them (the
-# listing goes on, and its answer is cached for the next call): one stopped metastore must not stall the
-# others' clients (Waggle Dance's issue #73).
+# How long a call merging catalogs (get_all_databases) waits for a catalog's database names before answering
+# without them: one stopped metastore must not stall the others' clients (Waggle Dance's issue #73). Only the
+# call that finds a catalog down waits (a hung one: a stopped one refuses at once), and the catalog is then
+# lost (:mod:`.health`): later calls do not ask it. Not shorter, because a metastore merely slow to list must
+# not be taken for a hung one; that answer would lack its databases.
 LISTING_WAIT_SECONDS = 1.0
 _T = TypeVar("_T")
 
@@ -42,6 +46,7 @@ class EndpointContext:
     forwarder: Forwarder
     audit: AuditLog
     listings: ThreadPoolExecutor
+    health: CatalogHealth
     listing_wait: float = LISTING_WAIT_SECONDS
     started: float = field(default_factory=time.time)
     _listing: dict[str, Future[tuple[str, ...]]] = field(default_factory=dict)
@@ -50,16 +55,27 @@ class EndpointContext:
     def catalog(self, route: Route) -> ExternalCatalog:
         return self.manager.catalog(route.catalog)
 
+    def reaching(self, route: Route, *, merging: bool = False) -> AbstractContextManager[ExternalCatalog]:
+        """The route's catalog, for a block that reads it: from its caches alone while it is lost (see
+        :meth:`CatalogHealth.reaching`)."""
+        return self.health.reaching(route.catalog, self.catalog(route), merging=merging)
+
     def database_listing(self, catalog: str) -> Future[tuple[str, ...]]:
         """The catalog's database names, being fetched on the listing pool: the listing in flight if there is
-        one (a hung metastore holds one worker, not one per client asking), else a new one."""
+        one (a hung metastore holds one worker, not one per client asking), else a new one. What it answers,
+        even after the caller stopped waiting, is the catalog's last-seen names."""
         with self._listing_lock:
             running = self._listing.get(catalog)
             if running is not None and not running.done():
                 return running
             started = self.listings.submit(lambda: self.manager.catalog(catalog).database_names())
             self._listing[catalog] = started
-            return started
+        started.add_done_callback(lambda listing: self._listed(catalog, listing))
+        return started
+
+    def _listed(self, catalog: str, listing: Future[tuple[str, ...]]) -> None:
+        if not listing.cancelled() and listing.exception() is None:
+            self.health.seen(catalog, listing.result())
 
     def outward(self, route: Route, value: _T) -> _T:
         """``value`` (a cached struct, shared) in the client's names: itself for the primary, else a copy."""

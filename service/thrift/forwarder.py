@@ -11,6 +11,8 @@ reach it; an id that is not remembered goes to the primary, as a client of the p
 would. Transaction ids and lock ids are two sequences of a metastore (lock 7 and transaction 7 may be two
 catalogs'), so each is remembered as what it is. A call whose names and ids belong to two catalogs
 cannot be one metastore's call and is refused.
+
+A call to a catalog whose metastore is known down fails at once, naming the catalog (:mod:`.health`).
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from typing import Any
 from thrift.Thrift import TApplicationException
 
 from hms_catalog.client.metastore import MetastoreClient
-from hms_catalog.errors import MetastoreUnavailableError, UnsupportedCallError
+from hms_catalog.errors import UnsupportedCallError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog
 from service.thrift.arguments import argument_names, databases_in, rename_arguments, rename_databases
 from service.thrift.errors import EndpointRefusal
+from service.thrift.health import CatalogHealth
 from service.thrift.names import FederatedNames, Route
 
 __all__ = ["Forwarder"]
@@ -38,9 +41,10 @@ _REMEMBERED_IDS = 100_000
 
 
 class Forwarder:
-    def __init__(self, manager: CatalogManager, names: FederatedNames) -> None:
+    def __init__(self, manager: CatalogManager, names: FederatedNames, health: CatalogHealth) -> None:
         self.manager = manager
         self.names = names
+        self.health = health
         self._owners: OrderedDict[tuple[str, int], str] = OrderedDict()  # ("txn"|"lock", id) -> catalog
         self._lock = threading.Lock()
 
@@ -77,11 +81,10 @@ class Forwarder:
         client = self.client_of(catalog, method)
         inward = self._inward(route.catalog)
         try:
-            answer = client.pool.call(method, *rename_arguments(method, args, inward, client.metastore_catalog))
+            with self.health.reaching(route.catalog, catalog):  # which names the catalog of a metastore that failed
+                answer = client.pool.call(method, *rename_arguments(method, args, inward, client.metastore_catalog))
         except UnsupportedCallError as error:  # as the metastore answers it, so a client falls back to an older call
             raise TApplicationException(TApplicationException.UNKNOWN_METHOD, f"catalog '{catalog.name}': {error}") from error
-        except MetastoreUnavailableError as error:  # ours, not the metastore's answer: say whose metastore failed
-            raise MetastoreUnavailableError(f"catalog '{catalog.name}': {error}") from error
         self._remember(method, answer, route.catalog)
         if self.names.is_primary(route.catalog):
             return answer

@@ -15,7 +15,8 @@ the client (Hive) to filter the partitions itself, as the protocol allows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from hms_catalog.client.hive_thrift import ttypes
@@ -45,12 +46,15 @@ def _limited(items: Sequence[Any], max_parts: int | None) -> list[Any]:
 
 
 class _Partitions:
-    """One table's partitions in one catalog's caches."""
+    """One table's partitions in one catalog's caches. What reaches the metastore does so within ``reaching``: while
+    the catalog's metastore is known down, what the caches lack fails at once (:meth:`CatalogHealth.reaching`)."""
 
-    def __init__(self, catalog: ExternalCatalog, database: str, table: str) -> None:
+    def __init__(self, catalog: ExternalCatalog, database: str, table: str,
+                 reaching: Callable[[], AbstractContextManager[ExternalCatalog]]) -> None:
         self.catalog = catalog
         self.database = database
         self.table = table.lower()
+        self.reaching = reaching
 
     def key(self, name: str) -> tuple[str, str, str]:
         return (self.database, self.table, name)
@@ -63,11 +67,13 @@ class _Partitions:
 
     def names(self) -> tuple[str, ...]:
         client = self.catalog.client
-        return self.catalog.caches.partition_values.get(
-            self.key(""), lambda: tuple(client.get_partition_names(self.database, self.table)))
+        with self.reaching():
+            return self.catalog.caches.partition_values.get(
+                self.key(""), lambda: tuple(client.get_partition_names(self.database, self.table)))
 
     def key_types(self) -> dict[str, str]:
-        table = self.catalog.table(self.database, self.table).thrift
+        with self.reaching():
+            table = self.catalog.table(self.database, self.table).thrift
         return {key.name.lower(): (key.type or "string").lower() for key in table.partitionKeys or ()}
 
     def objects(self, names: Sequence[str]) -> list[ttypes.Partition]:
@@ -84,7 +90,9 @@ class _Partitions:
         ticket = cache.ticket()
         for start in range(0, len(missing), BATCH):
             batch = missing[start:start + BATCH]
-            by_values = {tuple(p.values or ()): p for p in self.catalog.client.get_partitions_by_names(self.database, self.table, batch)}
+            with self.reaching():
+                answered = self.catalog.client.get_partitions_by_names(self.database, self.table, batch)
+            by_values = {tuple(p.values or ()): p for p in answered}
             for name in batch:
                 partition = by_values.get(_values(name))
                 if partition is not None:
@@ -92,13 +100,16 @@ class _Partitions:
                     found[name] = partition
         return [found[name] for name in names if name in found]
 
-    def remember(self, partitions: Sequence[ttypes.Partition], ticket: int) -> None:
-        """Cache whole partitions the metastore answered (a forwarded filter); ``ticket``: taken before the call,
-        so a change while it ran keeps its answer out of the cache."""
+    def filtered_by_metastore(self, text: str, max_parts: int) -> list[ttypes.Partition]:
+        """The partitions the metastore selects with filter ``text``, cached as they come (whole)."""
         cache = self.catalog.caches.partitions
-        keys = [key.name for key in self.catalog.table(self.database, self.table).thrift.partitionKeys or ()]
-        for partition in partitions:
+        ticket = cache.ticket()  # taken before the call, so a change while it runs keeps its answer out of the cache
+        with self.reaching():
+            found = self.catalog.client.get_partitions_by_filter(self.database, self.table, text, max_parts)
+            keys = [key.name for key in self.catalog.table(self.database, self.table).thrift.partitionKeys or ()]
+        for partition in found:
             cache.put(self.key(make_partition_name(keys, partition.values or [])), partition, ticket=ticket)
+        return found
 
 
 class PartitionReads:
@@ -170,10 +181,7 @@ class PartitionReads:
         names = self._filtered(partitions, filter)
         if names is not None:
             return self._answer(route, partitions.objects(_limited(names, max_parts)))
-        ticket = partitions.catalog.caches.partitions.ticket()
-        found = partitions.catalog.client.get_partitions_by_filter(route.database, partitions.table, filter, max_parts)
-        partitions.remember(found, ticket)
-        return self._answer(route, found)
+        return self._answer(route, partitions.filtered_by_metastore(filter, max_parts))
 
     @translated("get_num_partitions_by_filter")
     def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
@@ -195,7 +203,8 @@ class PartitionReads:
 
     def _partitions(self, database: str, table: str, catalog: str | None = None) -> tuple[Route, _Partitions]:
         route = self.endpoint.names.route(database, catalog)
-        return route, _Partitions(self.endpoint.catalog(route), route.database, table)
+        live = self.endpoint.catalog(route)
+        return route, _Partitions(live, route.database, table, lambda: self.endpoint.health.reaching(route.catalog, live))
 
     def _answer(self, route: Route, partitions: list[ttypes.Partition]) -> list[ttypes.Partition]:
         return [self.endpoint.outward(route, partition) for partition in partitions]

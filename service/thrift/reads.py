@@ -3,19 +3,17 @@
 A warm ``get_table`` costs the metastore nothing: the answer is the metastore's own Table struct as the
 catalog cached it (with its freshness: events, TTLs, REFRESH, the change feed), renamed only for a catalog
 under a prefix. Concurrent cold loads of one table are one metastore call (the cache loads a key once).
-Database listings of the federation ask every catalog at once and leave out any that does not answer in
-time, logging why.
+Database listings of the federation ask every catalog at once; one whose metastore is down answers with the
+names it last listed, at once once it is known down (:mod:`.health`), and its tables from its caches alone.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import HmsCatalogError, NotFoundError
+from hms_catalog.errors import HmsCatalogError, MetastoreUnavailableError, NotFoundError
 from service.thrift.context import Caller, EndpointContext
 from service.thrift.errors import translated
 from service.thrift.names import Route, hive_pattern
@@ -52,7 +50,8 @@ class TableReads:
     @translated("get_all_tables")
     def get_all_tables(self, db_name: str) -> list[str]:
         route = self.endpoint.names.route(db_name)
-        return list(self.endpoint.catalog(route).database(route.database).table_names())
+        with self.endpoint.reaching(route) as catalog:
+            return list(catalog.database(route.database).table_names())
 
     @translated("get_tables")
     def get_tables(self, db_name: str, pattern: str | None) -> list[str]:
@@ -74,21 +73,30 @@ class TableReads:
     @translated("get_table_objects_by_name_req")
     def get_table_objects_by_name_req(self, req: Any) -> Any:
         route = self.endpoint.names.route(req.dbName, req.catName)
-        # all of them when none are named: listed in the routed catalog (get_all_tables(dbName) would drop catName)
-        names = req.tblNames if req.tblNames is not None else list(self.endpoint.catalog(route).database(route.database).table_names())
-        return ttypes.GetTablesResult(tables=self._tables(route, names))
+        with self.endpoint.reaching(route) as catalog:
+            # all of them when none are named: listed in the routed catalog (get_all_tables(dbName) would drop catName)
+            names = req.tblNames if req.tblNames is not None else list(catalog.database(route.database).table_names())
+            return ttypes.GetTablesResult(tables=self._tables(route, names))
 
     @translated("get_table_meta")
     def get_table_meta(self, db_patterns: str | None, tbl_patterns: str | None, tbl_types: list[str] | None) -> list[Any]:
+        """Every catalog's matching tables. A catalog that is down answers with what its caches hold of them; one
+        whose metastore fails in the middle is left out, as get_all_databases leaves it out."""
         tables = hive_pattern(tbl_patterns)
         types = {kind.upper() for kind in tbl_types or ()}
         found = []
         for external in self._matching_databases(db_patterns):
             route = self.endpoint.names.route(external)
-            database = self.endpoint.catalog(route).database(route.database)
-            wanted = [name for name in database.table_names() if tables.fullmatch(name)]
-            for metadata in database.tables_metadata(wanted):
-                table = metadata.table
+            try:
+                with self.endpoint.reaching(route, merging=True) as catalog:
+                    database = catalog.database(route.database)
+                    wanted = [name for name in database.table_names() if tables.fullmatch(name)]
+                    metadata = database.tables_metadata(wanted)
+            except MetastoreUnavailableError as error:
+                _log.debug("get_table_meta leaves out database %s: %s", external, error)
+                continue
+            for each in metadata:
+                table = each.table
                 if types and (table.tableType or "").upper() not in types:
                     continue
                 found.append(ttypes.TableMeta(dbName=external, tableName=table.tableName, tableType=table.tableType,
@@ -115,17 +123,19 @@ class TableReads:
     # What they share -----------------------------------------------------------------------------------
 
     def _database(self, route: Route) -> ttypes.Database:
-        return self.endpoint.outward(route, self.endpoint.catalog(route).database(route.database).definition)
+        with self.endpoint.reaching(route) as catalog:
+            return self.endpoint.outward(route, catalog.database(route.database).definition)
 
     def _table(self, route: Route, name: str) -> ttypes.Table:
         if not route.database:
             raise NotFoundError("database", "''")
-        table = self.endpoint.catalog(route).table(route.database, name).thrift
-        return self.endpoint.outward(route, table)
+        with self.endpoint.reaching(route) as catalog:
+            return self.endpoint.outward(route, catalog.table(route.database, name).thrift)
 
     def _tables(self, route: Route, names: list[str]) -> list[ttypes.Table]:
-        database = self.endpoint.catalog(route).database(route.database)
-        return [self.endpoint.outward(route, metadata.table) for metadata in database.tables_metadata(names)]
+        with self.endpoint.reaching(route) as catalog:
+            database = catalog.database(route.database)
+            return [self.endpoint.outward(route, metadata.table) for metadata in database.tables_metadata(names)]
 
     def _matching_databases(self, pattern: str | None) -> list[str]:
         """The databases a pattern names. Hive 3+ clients name a catalog in it, ``@hive#`` for every database of the
@@ -142,24 +152,26 @@ class TableReads:
                 and (not narrowed or names.route(name).catalog == (catalog or "").lower())]
 
     def _database_names(self) -> list[str]:
-        """Every catalog's databases in the client's names; a catalog that does not answer in time is left out."""
-        endpoint = self.endpoint
-        asked = [(name, endpoint.database_listing(name)) for name in endpoint.names.catalogs()]
+        """Every catalog's databases in the client's names, catalog by catalog. A catalog known to be down is not
+        asked: its cached names, else the names it last listed, answer for it at once. The others are asked at once
+        and waited for together (:meth:`CatalogHealth.awaited`); one that fails or does not answer in time is down
+        from then on, and is answered for the same way."""
+        endpoint, health = self.endpoint, self.endpoint.health
+        catalogs = endpoint.names.catalogs()
+        lost = {catalog: outage for catalog in catalogs if (outage := health.lost(catalog)) is not None}
+        listings = {catalog: endpoint.database_listing(catalog) for catalog in catalogs if catalog not in lost}
+        answers = health.awaited(listings, endpoint.listing_wait)
         names: list[str] = []
-        failures = []
-        deadline = time.monotonic() + endpoint.listing_wait  # one wait for all: they were asked at once
-        for catalog, answer in asked:
-            try:
-                databases = answer.result(timeout=max(0.0, deadline - time.monotonic()))
-            except FutureTimeout:
-                failures.append(f"{catalog}: no answer within {endpoint.listing_wait:g} s")
-                continue
-            except HmsCatalogError as error:
-                failures.append(f"{catalog}: {error}")
-                continue
+        unanswered = []
+        for catalog in catalogs:
+            databases = answers.get(catalog)
+            if databases is None:
+                databases = health.remembered(catalog)
+                outage = lost.get(catalog) or health.lost(catalog)
+                unanswered.append(f"{catalog}: {outage.reason if outage is not None else 'no answer'}")
+                _log.debug("get_all_databases answers for catalog %s with the %d databases it last listed (%s)",
+                           catalog, len(databases), unanswered[-1])
             names.extend(endpoint.names.external(catalog, database) for database in databases)
-        for failure in failures:
-            _log.warning("get_all_databases leaves out catalog %s", failure)
-        if failures and not names:
-            raise HmsCatalogError("no catalog answered: " + "; ".join(failures))
+        if unanswered and not names:
+            raise HmsCatalogError("no catalog answered: " + "; ".join(unanswered))
         return names

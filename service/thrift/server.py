@@ -29,6 +29,7 @@ from service.thrift.changes import is_change
 from service.thrift.context import LISTING_WAIT_SECONDS, Caller, EndpointContext
 from service.thrift.forwarder import Forwarder
 from service.thrift.handler import ConnectionHandler
+from service.thrift.health import PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, CatalogHealth
 from service.thrift.names import FederatedNames
 from service.thrift.relay import refuse_call, relay_call
 
@@ -50,6 +51,8 @@ class ThriftSettings:
     primary: str = DEFAULT_PRIMARY
     threads: int = DEFAULT_THREADS
     listing_wait: float = LISTING_WAIT_SECONDS
+    probe_interval: float = PROBE_INTERVAL_SECONDS
+    probe_timeout: float = PROBE_TIMEOUT_SECONDS
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -79,9 +82,14 @@ class _Processor(ThriftHiveMetastore.Processor):
             refuse_call(name, seqid, iprot, oprot, f"{name}: a change the catalog endpoint does not know; make it on the "
                                                    "metastore directly")
             return True
-        primary = self._endpoint.manager.catalog(self._endpoint.names.primary).client
+        catalog = self._endpoint.manager.catalog(self._endpoint.names.primary)
+        primary = catalog.client
         if not isinstance(primary, MetastoreClient):
             refuse_call(name, seqid, iprot, oprot, f"{name}: unknown to the endpoint, and its primary catalog has no metastore")
+            return True
+        down = self._endpoint.health.refusal(self._endpoint.names.primary, catalog)
+        if down is not None:
+            refuse_call(name, seqid, iprot, oprot, f"{name}: {down}")
             return True
         relay_call(primary, name, kind, seqid, iprot, oprot)
         return True
@@ -95,8 +103,9 @@ class ThriftEndpoint:
         self.settings = settings
         self.listener = listener if listener is not None else bind(settings.host, settings.port)
         names = FederatedNames(settings.primary, lambda: [d.name for d in manager.definitions()])
-        self.context = EndpointContext(manager, names, Forwarder(manager, names), audit,
-                                       ThreadPoolExecutor(max_workers=8, thread_name_prefix="thrift-listing"),
+        health = CatalogHealth(manager, probe_interval=settings.probe_interval, probe_timeout=settings.probe_timeout)
+        self.context = EndpointContext(manager, names, Forwarder(manager, names, health), audit,
+                                       ThreadPoolExecutor(max_workers=8, thread_name_prefix="thrift-listing"), health,
                                        listing_wait=settings.listing_wait)
         self._workers = ThreadPoolExecutor(max_workers=settings.threads, thread_name_prefix="thrift-conn")
         self._stopping = threading.Event()
@@ -118,7 +127,7 @@ class ThriftEndpoint:
         with self._lock:
             open_connections = len(self._connections)
         return {"uri": self.uri, "primary": self.settings.primary, "connections": open_connections,
-                "threads": self.settings.threads}
+                "threads": self.settings.threads, "unreachable": self.context.health.report()}
 
     def engine_options(self) -> dict[str, str]:
         return {}
@@ -136,6 +145,7 @@ class ThriftEndpoint:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        self.context.health.stop()
         if self._acceptor.is_alive():
             self._acceptor.join()
         self.listener.close()

@@ -242,3 +242,96 @@ def test_idle_connections_to_a_failed_uri_do_not_use_up_the_retries(metastore_ur
     assert pool.call("get_all_databases")  # one failure drops all three stale connections, the retry succeeds
     assert pool.metrics.snapshot().retries == 1
     pool.close()
+
+
+# What the pool knows of its metastore's health, its probe, and a caller's refusal ---------------------------------
+
+
+def test_unreachable_says_how_each_uri_failed_until_one_answers_again(refused_uri: str, silent_uri: str,
+                                                                       metastore_uri: str) -> None:
+    """What a caller waiting on a call reads to stop waiting for a metastore that refuses (before the retries)."""
+    pool = HmsClientPool(_config(f"{refused_uri},{silent_uri}", socket_timeout=0.3, retries=0))
+    assert pool.unreachable() is None  # nothing seen yet
+    with pytest.raises(MetastoreUnavailableError):
+        pool.call("get_all_databases")
+    reasons = pool.unreachable()
+    assert reasons is not None and reasons.startswith(f"{refused_uri}: could not connect: ")
+    assert f"{silent_uri}: no answer within 0.3s" in reasons
+    pool.close()
+
+    mixed = HmsClientPool(_config(f"{refused_uri},{metastore_uri}"))
+    assert mixed.call("get_all_databases") and mixed.unreachable() is None  # one URI failed, the other answers
+    mixed.close()
+
+
+def test_a_probe_finds_a_uri_that_answers_and_takes_it_out_of_backoff(refused_uri: str, metastore_uri: str) -> None:
+    target = parse_uris(metastore_uri)[0]
+    down = [True]
+
+    def connect(uri: MetastoreUri, **timeouts: float):  # type: ignore[no-untyped-def]
+        if down[0]:
+            raise ConnectionRefusedError("refused for the test")
+        return open_connection(target, **timeouts)
+
+    pool = HmsClientPool(_config(metastore_uri, retries=0, uri_backoff=600.0), connect=connect)
+    with pytest.raises(MetastoreUnavailableError, match="no metastore answered a probe: .*refused for the test"):
+        pool.probe(1.0)
+    assert pool.unreachable() is not None
+    down[0] = False
+    assert str(pool.probe(1.0)) == metastore_uri
+    assert pool.unreachable() is None  # out of its 600 s backoff: the next call goes to it first
+    assert pool.metrics.snapshot().calls == {"get_all_databases": 1}
+    pool.close()
+
+
+def test_a_probe_of_a_hung_metastore_waits_its_own_timeout_not_the_socket_timeout(silent_uri: str) -> None:
+    pool = HmsClientPool(_config(silent_uri, socket_timeout=60.0))
+    started = time.monotonic()
+    with pytest.raises(MetastoreUnavailableError, match=r"no answer to a probe within 0.3s"):
+        pool.probe(0.3)
+    assert time.monotonic() - started < 5
+    assert pool.unreachable() is not None
+    pool.close()
+
+
+def test_within_a_refusal_the_pool_makes_no_call_for_that_caller_only(metastore_uri: str) -> None:
+    pool = HmsClientPool(_config(metastore_uri))
+    other = HmsClientPool(_config(metastore_uri))
+    elsewhere: list[object] = []
+    with pool.refusing("catalog 'c': down for the test"):
+        with pytest.raises(MetastoreUnavailableError, match="^catalog 'c': down for the test$"):
+            pool.call("get_all_databases")
+        with pytest.raises(MetastoreUnavailableError):
+            with pool.borrow():
+                pass
+        assert "default" in other.call("get_all_databases")  # another pool is not refused
+        thread = threading.Thread(target=lambda: elsewhere.append(pool.call("get_all_databases")))
+        thread.start()
+        thread.join()
+    assert elsewhere and "default" in elsewhere[0]  # nor is another caller of the same pool
+    assert "default" in pool.call("get_all_databases")  # nor this one after the block
+    assert pool.metrics.snapshot().calls == {"get_all_databases": 2} and pool.metrics.snapshot().retries == 0
+    pool.close()
+    other.close()
+
+
+def test_batches_run_in_the_caller_s_context_so_a_refusal_holds_for_them(metastore_uri: str) -> None:
+    from hms_catalog.client.batches import in_batches
+
+    pool = HmsClientPool(_config(metastore_uri, pool_size=4))
+    with pool.refusing("down for the test"), pytest.raises(MetastoreUnavailableError, match="down for the test"):
+        in_batches(lambda batch: pool.call("get_all_databases"), list(range(8)), 2, 4)
+    assert len(in_batches(lambda batch: pool.call("get_all_databases"), list(range(8)), 2, 4)) == 4
+    pool.close()
+
+
+def test_the_retry_window_is_the_longest_its_retries_wait_in_all(refused_uri: str) -> None:
+    """What a caller that knows the metastore down (the thrift endpoint's grace) reads as how long a call rides out."""
+    waited: list[float] = []
+    pool = HmsClientPool(_config(refused_uri, retries=3, retry_delay=1.0), sleep=waited.append, jitter=lambda: 1.0)
+    with pytest.raises(MetastoreUnavailableError):
+        pool.call("get_all_databases")
+    assert waited == [1.0, 2.0, 4.0] and pool.retry_window() == sum(waited) == 7.0  # each retry at its backoff's ceiling
+    pool.close()
+    assert HmsClientPool(_config(refused_uri, retries=0)).retry_window() == 0.0
+    assert HmsClientPool(_config(refused_uri, retries=8, retry_delay=1.0)).retry_window() == 1 + 2 + 4 + 8 + 16 + 30 * 3

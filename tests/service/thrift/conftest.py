@@ -45,9 +45,9 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def thrift_client(port: int, *, framed: bool = False) -> Iterator[MetastoreThriftClient]:
+def thrift_client(port: int, *, framed: bool = False, timeout_ms: int = 30_000) -> Iterator[MetastoreThriftClient]:
     socket = TSocket.TSocket("127.0.0.1", port)
-    socket.setTimeout(30_000)
+    socket.setTimeout(timeout_ms)
     transport = TTransport.TFramedTransport(socket) if framed else TTransport.TBufferedTransport(socket)
     transport.open()
     try:

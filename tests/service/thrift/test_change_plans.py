@@ -28,7 +28,7 @@ def test_a_hive_4_rename_is_a_drop_and_an_add() -> None:
 
 
 def test_a_rename_across_databases_is_routed_by_the_table_it_renames() -> None:
-    forwarder = Forwarder(None, NAMES)  # type: ignore[arg-type]  # routing reads names only
+    forwarder = Forwarder(None, NAMES, None)  # type: ignore[arg-type]  # routing reads names only
     args = ("other__db_b", "t", ttypes.Table(dbName="other__db_a", tableName="t"))
     route = forwarder.route_of("alter_table", args)
     assert route == Route("other", "db_b")

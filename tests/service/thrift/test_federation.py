@@ -140,19 +140,42 @@ def test_a_call_naming_the_down_catalog_fails_with_its_failure(endpoint: Endpoin
     assert client.getName() == "hms-catalog"  # the connection is still good
 
 
-def test_a_hung_catalog_is_left_out_after_the_listing_wait(endpoint: Endpoint, client: MetastoreThriftClient,
-                                                           direct: MetastoreThriftClient, silent_uri: str) -> None:
+def test_a_hung_catalog_costs_one_listing_wait_then_none(endpoint: Endpoint, client: MetastoreThriftClient,
+                                                         direct: MetastoreThriftClient, silent_uri: str) -> None:
+    """A metastore that accepts and never answers, with the client's defaults (a 60 s socket timeout, 3 retries) but
+    for its retries' delay: a quarter second, for a grace of 2 s (its floor) rather than 7 s."""
     endpoint.manager.create("hung", {"type": "hms", "hive.metastore.uris": silent_uri,
-                                     "hive.metastore.failure.retries": "0"})
+                                     "hive.metastore.client.connect.retry.delay": "0.25"})
     primary = direct.get_all_databases()
+    every = primary + [f"other__{name}" for name in primary]
     started = time.monotonic()
     names = client.get_all_databases()
     took = time.monotonic() - started
-    assert names == primary + [f"other__{name}" for name in primary]
-    assert 0.5 < took < 3, took
+    assert names == every
+    assert 0.5 < took < 3, took  # the one wait that finds it hung: the listing wait, 1 s
+    later = []
+    for call, expected in [(client.get_all_databases, every)] * 3 + [
+            (lambda: client.get_databases("other__*"), [f"other__{name}" for name in primary]),
+            (lambda: client.get_databases("hung__*"), [])]:
+        started = time.monotonic()
+        assert call() == expected
+        later.append(time.monotonic() - started)
+    assert max(later) < 0.5, later  # known down: not asked again (the old answer waited the whole 1 s again)
+    assert set(endpoint.endpoint.health()["unreachable"]) == {"down", "hung"}  # the fixture's refused catalog, and this one
+
+    # within a probe's timeout (2 s) the probe settles that it is hung, not slow; past its grace (2 s from when it was
+    # found down) a call naming it alone fails at once
+    deadline = time.monotonic() + 15
+    while not endpoint.endpoint.health()["unreachable"]["hung"]["calls_fail_fast"]:
+        assert time.monotonic() < deadline, "no probe settled it"
+        time.sleep(0.05)
     started = time.monotonic()
-    assert client.get_databases("other__*") == [f"other__{name}" for name in primary]
-    assert time.monotonic() - started < 3
+    with pytest.raises(ttypes.MetaException) as raised:
+        client.get_all_tables("hung__default")
+    assert time.monotonic() - started < 0.5
+    message = raised.value.message
+    assert message.startswith("catalog 'hung': its metastore is unreachable") and "no answer to a probe within 2s" in message, message
+    assert "past its grace of 2 s" in message, message
 
 
 # Transports and forwarded calls -------------------------------------------------------------------------------
