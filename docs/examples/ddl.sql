@@ -1,7 +1,7 @@
 -- DDL on the catalog prod of getting_started.sql: a database, a partitioned table and its partitions.
 --   hms-catalog -f ddl.sql
 CREATE DATABASE IF NOT EXISTS prod.scratch COMMENT 'a place to try DDL';
-ALTER DATABASE prod.scratch SET DBPROPERTIES ('owner'='data-eng');
+ALTER DATABASE prod.scratch SET DBPROPERTIES ('team'='data-eng');
 
 CREATE TABLE prod.scratch.events (id BIGINT, payload STRING COMMENT 'raw JSON')
     PARTITIONED BY (dt DATE, hour INT)
