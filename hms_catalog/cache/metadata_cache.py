@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -31,7 +32,6 @@ from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions
 __all__ = ["MetadataCache", "CacheStats", "CachedEntry", "Tracking"]
 
 K = TypeVar("K", bound=Hashable)
-_LOAD_STRIPES = 64
 V = TypeVar("V")
 
 
@@ -129,7 +129,7 @@ class MetadataCache(Generic[K, V]):
         self.capacity = capacity
         self._wall = wall_clock
         self._lock = threading.RLock()
-        self._load_locks = tuple(threading.Lock() for _ in range(_LOAD_STRIPES))
+        self._loading: dict[K, _Load] = {}  # the keys being loaded now, each with its own lock
         self.versions = versions if versions is not None else CatalogVersions()
         self._tracking = tracking if tracking is not None else Tracking()
         self._groups: dict[Hashable, set[K]] = {}
@@ -152,7 +152,7 @@ class MetadataCache(Generic[K, V]):
         found = self._lookup(key)
         if found is not None:
             return found.value
-        with self._lock_for(key):
+        with self._loading_of(key):
             found = self._lookup(key)  # another thread may have loaded it while this one waited
             if found is not None:
                 return found.value
@@ -308,9 +308,25 @@ class MetadataCache(Generic[K, V]):
         except KeyError:
             return None
 
-    def _lock_for(self, key: K) -> threading.Lock:
-        """Loads of one key are serialised by a striped lock: bounded memory, whatever the key count."""
-        return self._load_locks[hash(key) % _LOAD_STRIPES]
+    @contextmanager
+    def _loading_of(self, key: K) -> Iterator[None]:
+        """Held while ``key`` is loaded, so one thread loads it and the others wait for its value. One lock a key
+        in flight, dropped by the last thread to leave: a lock shared by several keys (striped) made a key wait
+        out an unrelated slow load, as a listing riding out a stopped metastore's retries held up every key
+        that hashed beside it."""
+        with self._lock:
+            load = self._loading.get(key)
+            if load is None:
+                load = self._loading[key] = _Load()
+            load.holders += 1
+        try:
+            with load.lock:
+                yield
+        finally:
+            with self._lock:
+                load.holders -= 1
+                if not load.holders:
+                    del self._loading[key]
 
     def _evicted(self, keys: list[Any]) -> None:
         self._evictions += len(keys)
@@ -318,3 +334,13 @@ class MetadataCache(Generic[K, V]):
 
     def __repr__(self) -> str:
         return f"MetadataCache({self.name!r}, ttl={self.ttl_seconds}, capacity={self.capacity})"
+
+
+class _Load:
+    """A key's load in flight: its lock, and how many threads hold or wait for it."""
+
+    __slots__ = ("lock", "holders")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0

@@ -55,10 +55,11 @@ class EndpointContext:
     def catalog(self, route: Route) -> ExternalCatalog:
         return self.manager.catalog(route.catalog)
 
-    def reaching(self, route: Route, *, merging: bool = False) -> AbstractContextManager[ExternalCatalog]:
-        """The route's catalog, for a block that reads it: from its caches alone while it is lost (see
-        :meth:`CatalogHealth.reaching`)."""
-        return self.health.reaching(route.catalog, self.catalog(route), merging=merging)
+    def reaching(self, route: Route, *, merging: bool = False, live: ExternalCatalog | None = None,
+                 ) -> AbstractContextManager[ExternalCatalog]:
+        """The route's catalog (``live``, when the caller looked it up already), for a block that reads it: from its
+        caches alone while it is lost (see :meth:`CatalogHealth.reaching`)."""
+        return self.health.reaching(route.catalog, live if live is not None else self.catalog(route), merging=merging)
 
     def database_listing(self, catalog: str) -> Future[tuple[str, ...]]:
         """The catalog's database names, being fetched on the listing pool: the listing in flight if there is

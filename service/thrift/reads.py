@@ -10,13 +10,16 @@ names it last listed, at once once it is known down (:mod:`.health`), and its ta
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import HmsCatalogError, MetastoreUnavailableError, NotFoundError
 from service.thrift.context import Caller, EndpointContext
 from service.thrift.errors import translated
 from service.thrift.names import Route, hive_pattern
+
+if TYPE_CHECKING:
+    from hms_catalog.model.catalog import ExternalCatalog
 
 __all__ = ["TableReads"]
 
@@ -85,10 +88,13 @@ class TableReads:
         tables = hive_pattern(tbl_patterns)
         types = {kind.upper() for kind in tbl_types or ()}
         found = []
+        live: dict[str, ExternalCatalog] = {}  # each catalog looked up once a call, not once a database
         for external in self._matching_databases(db_patterns):
             route = self.endpoint.names.route(external)
             try:
-                with self.endpoint.reaching(route, merging=True) as catalog:
+                if route.catalog not in live:
+                    live[route.catalog] = self.endpoint.catalog(route)
+                with self.endpoint.reaching(route, merging=True, live=live[route.catalog]) as catalog:
                     database = catalog.database(route.database)
                     wanted = [name for name in database.table_names() if tables.fullmatch(name)]
                     metadata = database.tables_metadata(wanted)

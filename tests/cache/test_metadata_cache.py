@@ -91,6 +91,46 @@ def test_concurrent_misses_of_one_key_load_once() -> None:
     assert results == [42] * 32 and len(loads) == 1
 
 
+def test_a_load_that_hangs_holds_up_no_other_key() -> None:
+    """Each key waits only for a load of itself: with the database names' load riding out a stopped metastore's
+    retries, every database's table names still load at once (a lock shared by keys made some wait it out)."""
+    cache: MetadataCache[tuple[str, ...], tuple[str, ...]] = MetadataCache("names", ttl_seconds=-1, capacity=1000)
+    release = threading.Event()
+    started = threading.Event()
+
+    def hanging() -> tuple[str, ...]:
+        started.set()
+        assert release.wait(10)
+        return ("db",)
+
+    listing = threading.Thread(target=lambda: cache.get((), hanging))
+    listing.start()
+    assert started.wait(5)
+    try:
+        waited = []
+        for number in range(500):  # far more keys than any fixed set of locks, so some would have shared the one held
+            began = time.monotonic()
+            assert cache.get((f"db{number}",), lambda: ("t",)) == ("t",)
+            waited.append(time.monotonic() - began)
+        assert max(waited) < 1.0, f"a key waited {max(waited):.2f} s on another key's load"
+        assert cache.peek(()) is None  # still loading
+    finally:
+        release.set()
+        listing.join()
+    assert cache.peek(()) == ("db",) and cache._loading == {}  # nothing left behind once the loads end
+
+
+def test_a_failed_load_leaves_its_key_loadable_by_the_next_caller() -> None:
+    cache: MetadataCache[str, int] = MetadataCache("c", ttl_seconds=-1, capacity=10)
+
+    def failing() -> int:
+        raise OSError("metastore refused")
+
+    with pytest.raises(OSError):
+        cache.get("k", failing)
+    assert cache.get("k", lambda: 7) == 7 and cache._loading == {}
+
+
 def test_a_load_racing_an_invalidation_does_not_store_its_stale_value() -> None:
     cache: MetadataCache[str, str] = MetadataCache("c", ttl_seconds=-1, capacity=10)
     started, release = threading.Event(), threading.Event()
