@@ -28,8 +28,10 @@ from tests.support.postgres import PostgresServer
 from tests.support.postgres import available as postgres_available
 from tests.support.s3 import S3Server, Warehouse, create_catalog_statement, write_warehouse
 from tests.support.sessions import open_catalog
+from tests.support.workers import in_worker_order, make_scheduler
 
 _names = itertools.count(1)
+TESTS = Path(__file__).parent
 
 # Every Spark JVM the tests start (the session fixture, spark-submit children, local-cluster workers, Spark
 # Connect servers) binds 127.0.0.1, never the machine's other addresses (hms_catalog.demo.loopback).
@@ -38,10 +40,18 @@ keep_spark_on_loopback()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that reaches the embedded metastore, however indirectly (through ``session``,
-    ``admin``, ``spark``, ...), so ``pytest -m "not metastore"`` runs the pure tests without Java."""
+    ``admin``, ``spark``, ...), so ``pytest -m "not metastore"`` runs the pure tests without Java. In a worker of
+    ``make test``, put the groups handed out whole in the order they go (:mod:`tests.support.workers`)."""
     for item in items:
         if "metastore" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.metastore)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        files = [Path(str(item.path)).relative_to(TESTS).as_posix() for item in items]
+        items[:] = [items[index] for index in in_worker_order(files)]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return make_scheduler(config, log)
 
 
 @pytest.fixture(scope="session")
