@@ -46,10 +46,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "metastore" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.metastore)
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        files = [Path(str(item.path)).relative_to(TESTS).as_posix() for item in items]
+        files = [_under_tests(Path(str(item.path))) for item in items]
         items[:] = [items[index] for index in in_worker_order(files)]
 
 
+def _under_tests(path: Path) -> str:
+    """A test file's path under ``tests/`` (a file elsewhere, named on the command line, keeps its own)."""
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else path.as_posix()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return make_scheduler(config, log)
 
