@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from hms_catalog.errors import PlanningError
-from hms_catalog.formats._paths import normalize_location
 from hms_catalog.sql.expressions import Expression
+from hms_catalog.storage.locations import normalize_location
 from planner._gc import paused_gc
 from planner.aggregates import AggregateAnswer, FileFacts, answer, refused
 from planner.context import FormatPlan, PlanningContext

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import pyarrow.fs as pafs
 
 from hms_catalog.cache import CatalogCaches
-from hms_catalog.formats._paths import is_hidden, join_location, normalize_location
+from hms_catalog.storage.locations import is_hidden, join_location, normalize_location
 from hms_catalog.storage.resolver import StorageResolver
 from planner._parallel import run_all
 

@@ -131,7 +131,7 @@ def partitioning_text(metadata_location: str, io_properties: dict[str, str]) -> 
     """An Iceberg table's current partition spec as ``PARTITIONED BY`` writes it (``days(ts), bucket(16, id)``)."""
     from pyiceberg.table import StaticTable
 
-    from hms_catalog.formats._paths import normalize_location
+    from hms_catalog.storage.locations import normalize_location
 
     static = StaticTable.from_metadata(normalize_location(metadata_location), properties=io_properties)
     schema = static.schema()

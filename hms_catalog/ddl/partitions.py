@@ -25,9 +25,9 @@ from hms_catalog.ddl.specs import AddPartitions, DropPartitions, PartitionValues
 from hms_catalog.ddl.structs import partition_struct
 from hms_catalog.ddl.tables import changeable_table
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, MetastoreError, NotFoundError
-from hms_catalog.formats._paths import is_hidden
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.storage.locations import is_hidden
 from hms_catalog.storage.resolver import StorageResolver, split_location
 from hms_catalog.write.cleanup import remove_stale_staging
 from hms_catalog.write.staging import exists, table_root

@@ -11,8 +11,8 @@ from hms_catalog.filesystem.client import FilesystemClient
 from hms_catalog.filesystem.config import SAMPLE_FILES_DEFAULT
 from hms_catalog.filesystem.detect import detect_table, list_table, partition_folders
 from hms_catalog.filesystem.tables import HIVE_FORMATS, SPARK_PROVIDERS, partition_struct, table_struct
-from hms_catalog.formats._paths import join_location
 from hms_catalog.sql import ast
+from hms_catalog.storage.locations import join_location
 
 __all__ = ["alter_table_format", "create_table_like_path"]
 

@@ -26,8 +26,8 @@ from hms_catalog.filesystem.config import FilesystemConfig
 from hms_catalog.filesystem.detect import TableLayout, detect_table, layout_as, list_table, partition_folders
 from hms_catalog.filesystem.promotions import PromotionStore
 from hms_catalog.filesystem.tables import partition_struct, table_struct
-from hms_catalog.formats._paths import is_hidden, join_location
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partition_name
+from hms_catalog.storage.locations import is_hidden, join_location
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["FilesystemClient", "PROMOTE_HINT"]

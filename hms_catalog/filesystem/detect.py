@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hms_catalog.filesystem.sniff import HEAD_BYTES, FileFormat, SniffError, compression_of, sniff
-from hms_catalog.formats._paths import is_hidden
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
+from hms_catalog.storage.locations import is_hidden
 from hms_catalog.types import from_arrow_type, from_avro_schema, to_hive_string
 
 __all__ = [

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import SchemaError
-from hms_catalog.formats._paths import normalize_location
 from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema
 from hms_catalog.storage.bounded import bounded_call
 from hms_catalog.storage.engines import object_store_timeouts
+from hms_catalog.storage.locations import normalize_location
 from hms_catalog.types import from_arrow_schema, parse_hive_type
 
 if TYPE_CHECKING:

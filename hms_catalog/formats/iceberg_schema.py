@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import SchemaError, StorageError
-from hms_catalog.formats._paths import normalize_location
 from hms_catalog.formats.detect import Detection
 from hms_catalog.formats.schema import Column, TableSchema
+from hms_catalog.storage.locations import normalize_location
 from hms_catalog.types import from_iceberg_schema
 
 if TYPE_CHECKING:

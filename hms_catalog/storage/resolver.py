@@ -6,7 +6,7 @@ catalog on MinIO and one on HDFS can live in one process, each reaching its own 
 built once per (scheme, authority) and kept for the resolver's life; a catalog whose properties change is
 rebuilt with a new resolver, so nothing stale survives an ALTER CATALOG.
 
-Locations are Hadoop paths, never percent-decoded (see :mod:`hms_catalog.formats._paths`).
+Locations are Hadoop paths, never percent-decoded (see :mod:`hms_catalog.storage.locations`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.fs as pafs
 
 from hms_catalog.errors import ConfigurationError, StorageError
-from hms_catalog.formats._paths import normalize_location
+from hms_catalog.storage.locations import normalize_location
 from hms_catalog.storage.properties import S3_COMPATIBLE_SCHEMES, S3_SCHEMES, S3Settings, StorageConfig
 from hms_catalog.storage.timeouts import is_timeout, s3_attempts
 

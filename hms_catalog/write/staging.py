@@ -6,7 +6,7 @@ Spark's. A commit renames the job's folders and files out of it to the table's o
 aside what it replaces into it until it is done. (Older releases pointed replaced partitions into a
 staging folder and marked it committed: the table's root is its location with any staging folder taken
 off, and a write moves such a location back to the table's own folder.)
-Locations are Hadoop paths: nothing here percent-decodes them (see :mod:`hms_catalog.formats._paths`).
+Locations are Hadoop paths: nothing here percent-decodes them (see :mod:`hms_catalog.storage.locations`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from hms_catalog.formats._paths import is_hidden, join_location, normalize_location
+from hms_catalog.storage.locations import is_hidden, join_location, normalize_location
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",

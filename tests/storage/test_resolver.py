@@ -6,8 +6,8 @@ import pyarrow.fs as pafs
 import pytest
 
 from hms_catalog.errors import StorageError
-from hms_catalog.formats._paths import join_location
 from hms_catalog.storage import StorageConfig, StorageResolver, split_location
+from hms_catalog.storage.locations import join_location
 
 
 def test_locations_split_without_decoding() -> None:
