@@ -63,21 +63,27 @@ def silent_session(s3_warehouse: Warehouse, home: Path, silent_endpoint: str) ->
     session.manager.close()
 
 
+def _fails_within_the_timeout(session: Session, text: str, endpoint_url: str, warehouse: Warehouse, where: str) -> None:
+    """``text`` fails within the bound, naming the catalog, the endpoint, the timeout and its key, and ``where``
+    it was reading; the secret key is never shown."""
+    started = time.monotonic()
+    with pytest.raises(HmsCatalogError) as caught:
+        session.run_one(text)
+    took = time.monotonic() - started
+    message = str(caught.value)
+    assert took < BOUND_S, (took, message)
+    endpoint = endpoint_url.split("://", 1)[1]
+    assert "catalog 'silent'" in message and endpoint in message, message
+    assert f"within {TIMEOUT_S} s" in message and "'s3.request.timeout'" in message, message
+    assert where in message, message
+    assert warehouse.server.secret_key not in message
+
+
 @pytest.mark.parametrize("statement", ["show splits", "explain splits", "create table", "add partition", "msck repair"])
 def test_a_silent_store_fails_each_statement_within_the_request_timeout(
         silent_session: Session, s3_warehouse: Warehouse, silent_endpoint: str, unique_name: str, statement: str) -> None:
     text = _statements(s3_warehouse, "silent", unique_name)[statement]
-    started = time.monotonic()
-    with pytest.raises(HmsCatalogError) as caught:
-        silent_session.run_one(text)
-    took = time.monotonic() - started
-    message = str(caught.value)
-    assert took < BOUND_S, (took, message)
-    endpoint = silent_endpoint.split("://", 1)[1]
-    assert "catalog 'silent'" in message and endpoint in message, message
-    assert f"within {TIMEOUT_S} s" in message and "'s3.request.timeout'" in message, message
-    assert s3_warehouse.root in message, message
-    assert s3_warehouse.server.secret_key not in message
+    _fails_within_the_timeout(silent_session, text, silent_endpoint, s3_warehouse, s3_warehouse.root)
 
 
 def test_the_same_timeout_serves_a_store_that_answers(s3_warehouse: Warehouse, home: Path, unique_name: str) -> None:
@@ -152,17 +158,7 @@ def test_a_silent_store_fails_each_table_format_statement_within_the_request_tim
         silent_session: Session, s3_warehouse: Warehouse, silent_endpoint: str, hudi_table: str, statement: str) -> None:
     """hudi-rs would retry a silent store for three minutes; pyiceberg's error named neither endpoint nor timeout."""
     text, location = _format_statements(s3_warehouse, "silent", hudi_table)[statement]
-    started = time.monotonic()
-    with pytest.raises(HmsCatalogError) as caught:
-        silent_session.run_one(text)
-    took = time.monotonic() - started
-    message = str(caught.value)
-    assert took < BOUND_S, (took, message)
-    endpoint = silent_endpoint.split("://", 1)[1]
-    assert "catalog 'silent'" in message and endpoint in message, message
-    assert f"within {TIMEOUT_S} s" in message and "'s3.request.timeout'" in message, message
-    assert location in message, message
-    assert s3_warehouse.server.secret_key not in message
+    _fails_within_the_timeout(silent_session, text, silent_endpoint, s3_warehouse, location)
 
 
 def test_the_hudi_reader_a_silent_store_leaves_behind_ends_by_itself(
