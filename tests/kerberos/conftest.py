@@ -24,7 +24,7 @@ from tests.support.kdc import MiniKdc, free_port, missing_programs
 from tests.support.sessions import EVENTS, open_catalog
 
 SERVICE = "hive/_HOST"  # as users write it; the metastore and the client both resolve it to hive/localhost
-SHORT_LIFE = "1 minute"
+SHORT_LIFE = "24 seconds"  # long enough for a relogin test to act between 80% of a life and its end
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Realm:
     service_keytab: Path
     user: str  # a user (or scheduler) principal with a keytab
     user_keytab: Path
-    short: str  # a user whose tickets live one minute
+    short: str  # a user whose tickets live 24 seconds
     short_keytab: Path
 
     def catalog_properties(self, uri: str, **extra: str) -> dict[str, str]:
@@ -101,7 +101,7 @@ def secure_metastore(realm: Realm, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @dataclass(frozen=True)
 class Aging:
-    """A catalog logged in from the keytab of the principal whose tickets live one minute (following the
+    """A catalog logged in from the keytab of the principal whose tickets live 24 seconds (following the
     metastore's events), and a ticket cache ``kinit`` filled for it, both made at ``started``."""
 
     session: Session
@@ -112,8 +112,8 @@ class Aging:
 
 @pytest.fixture(scope="session")
 def aging(realm: Realm, secure_metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Aging]:
-    """Made with the first secure test (``secure_admin`` asks for it), so the minute its tickets need to
-    expire passes while the other Kerberos tests run, not in a sleep of its own."""
+    """Made with the first secure test (``secure_admin`` asks for it), so the seconds its tickets need to
+    expire pass while the other Kerberos tests run, not in a sleep of its own."""
     scratch = tmp_path_factory.mktemp("aging")
     pool = realm.pool(secure_metastore.uri)
     database = "aging"
