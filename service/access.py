@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from hms_catalog.errors import HmsCatalogError
+from hms_catalog.errors import ErrorKind, HmsCatalogError
 from hms_catalog.sql import ast, ast_ddl
 
 __all__ = ["ADMIN", "Access", "ForbiddenError", "Principal", "required_access", "statement_title", "target_catalog"]
@@ -27,6 +27,8 @@ class Access(str, Enum):
 
 class ForbiddenError(HmsCatalogError):
     """The request's token may not do this (403); names the token and what it may do, never its secret."""
+
+    error_kind = ErrorKind.FORBIDDEN
 
     def __init__(self, message: str, principal: Principal) -> None:
         super().__init__(message)

@@ -14,40 +14,27 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from hms_catalog.errors import (
-    AlreadyExistsError,
-    HmsCatalogError,
-    MetastoreError,
-    MetastoreUnavailableError,
-    NotFoundError,
-    PoolClosedError,
-    StorageError,
-    StoreUnavailableError,
-    VersionMismatchError,
-    WriteConflictError,
-)
+from hms_catalog.errors import ErrorKind, kind_of
 from hms_catalog.masking import mask_text
-from service.access import ForbiddenError
-from service.sync_ddl import SyncDdlTimeoutError
 
-__all__ = ["error_response", "exception_response", "status_of"]
+__all__ = ["STATUS_OF_KIND", "error_response", "exception_response", "status_of"]
 
 log = logging.getLogger(__name__)
 
-_STATUSES: tuple[tuple[type[BaseException], int], ...] = (
-    (ForbiddenError, 403),
-    (SyncDdlTimeoutError, 504),
-    (NotFoundError, 404),
-    (AlreadyExistsError, 409),
-    (WriteConflictError, 409),
-    (VersionMismatchError, 412),
-    (MetastoreUnavailableError, 503),  # before MetastoreError: it is one
-    (PoolClosedError, 503),
-    (StoreUnavailableError, 503),
-    (MetastoreError, 502),
-    (StorageError, 502),  # a store (S3, HDFS, ...) refused or could not be reached
-    (HmsCatalogError, 400),
-)
+# Every kind's status (tests/service/test_error_model.py checks that none is missing).
+STATUS_OF_KIND: dict[ErrorKind, int] = {
+    ErrorKind.INVALID: 400,
+    ErrorKind.UNSUPPORTED: 400,  # valid, but not something this catalog or its metastore can do: the message says so
+    ErrorKind.FORBIDDEN: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.ALREADY_EXISTS: 409,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.STALE: 412,
+    ErrorKind.UPSTREAM_REFUSED: 502,
+    ErrorKind.UNAVAILABLE: 503,
+    ErrorKind.TIMED_OUT: 504,
+    ErrorKind.INTERNAL: 500,
+}
 
 
 _DETAILS: tuple[tuple[str, type], ...] = (
@@ -56,10 +43,7 @@ _DETAILS: tuple[tuple[str, type], ...] = (
 
 
 def status_of(error: BaseException) -> int:
-    for kind, status in _STATUSES:
-        if isinstance(error, kind):
-            return status
-    return 500
+    return STATUS_OF_KIND[kind_of(error)]
 
 
 def error_response(status: int, error_type: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from hms_catalog.cache.versions import CatalogVersions
-from hms_catalog.errors import ConfigurationError, HmsCatalogError
+from hms_catalog.errors import ConfigurationError, ErrorKind, HmsCatalogError
 
 __all__ = ["DEFAULT_TIMEOUT", "LIVE_SECONDS", "SYNC_DDL_TIMEOUT", "FollowerRegistry", "SyncDdlTimeoutError", "SyncWaiter",
            "sync_timeout"]
@@ -35,6 +35,8 @@ _SLICE = 0.5  # a wait looks again this often: followers drop out by age, and a 
 
 class SyncDdlTimeoutError(HmsCatalogError):
     """Not every live follower acknowledged a DDL's version in time; the DDL itself is done."""
+
+    error_kind = ErrorKind.TIMED_OUT
 
     def __init__(self, message: str, lagging: Mapping[str, int]) -> None:
         super().__init__(message)

@@ -16,7 +16,7 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from hms_catalog.errors import HmsCatalogError
+from hms_catalog.errors import ErrorKind, HmsCatalogError
 from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
 
 __all__ = ["ConnectorBuildError", "connector_jar", "java_sources"]
@@ -26,6 +26,8 @@ CACHE_ENV = "HMS_CATALOG_JAVA_CACHE"
 
 class ConnectorBuildError(HmsCatalogError):
     """The connector's jar could not be built (no JDK, or javac refused the sources); the message says why."""
+
+    error_kind = ErrorKind.INVALID
 
 
 def java_sources() -> list[Path]:

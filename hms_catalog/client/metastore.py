@@ -28,9 +28,9 @@ from hms_catalog.client.hive_thrift import GetPartitionsByFilterRequest, ttypes
 from hms_catalog.client.metrics import MetricsSnapshot
 from hms_catalog.client.partition_specs import partitions_of, partitions_request
 from hms_catalog.client.pool import HmsClientPool
+from hms_catalog.client.refusals import catalog_error
 from hms_catalog.client.versions import CallForm
 from hms_catalog.client.writes import MetastoreWriteCalls
-from hms_catalog.errors import MetastoreError, NotFoundError
 
 __all__ = ["MetastoreClient"]
 
@@ -170,17 +170,7 @@ class MetastoreClient(MetastoreWriteCalls):
         method = label or forms[0].method
         try:
             return self.pool.call_forms(forms)
-        except ttypes.NoSuchObjectException as error:
-            if missing is None:
-                raise MetastoreError(f"{method}: {error.message}") from error
-            raise NotFoundError(missing[0], missing[1], error.message or "") from error
-        except (ttypes.UnknownDBException, ttypes.UnknownTableException) as error:
-            kind, name = missing or ("object", "?")
-            raise NotFoundError(kind, name, error.message or "") from error
-        except ttypes.MetaException as error:
-            raise MetastoreError(f"metastore call {method} failed: {error.message}") from error
         except TException as error:
             if isinstance(error, OSError):
                 raise
-            detail = getattr(error, "message", None) or str(error) or type(error).__name__
-            raise MetastoreError(f"metastore call {method} failed: {detail}") from error
+            raise catalog_error(method, error, missing) from error

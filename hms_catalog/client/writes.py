@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.versions import CallForm
-from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError
+from hms_catalog.errors import AlreadyExistsError, MetastoreError, NotFoundError, UnsupportedCallError
 
 __all__ = ["DROP_BATCH", "MetastoreWrites", "MetastoreWriteCalls"]
 
@@ -37,6 +37,9 @@ class MetastoreWrites(Protocol):
                          keep_statistics: bool = False) -> None: ...
     def drop_partitions(self, database: str, table: str, names: list[str], *, delete_data: bool,
                         if_exists: bool) -> int: ...
+
+
+_DATABASE_FIELDS = {"description": "comment", "locationUri": "location"}  # what alter_database may keep as it was
 
 
 class MetastoreWriteCalls:
@@ -64,7 +67,22 @@ class MetastoreWriteCalls:
             raise
 
     def alter_database(self, name: str, database: ttypes.Database) -> None:
+        """Replace ``name``'s definition. A metastore that keeps a field as it was (Hive 2.3 changes a database's
+        parameters, never its comment) is undone and refused, naming the field: a change is never answered as
+        made when the metastore kept the old value."""
+        before = self._call("get_database", self._db(name), missing=("database", name))
         self._call("alter_database", self._db(name), database, missing=("database", name))
+        asked = {label: getattr(database, field) for field, label in _DATABASE_FIELDS.items()
+                 if getattr(database, field) != getattr(before, field)}
+        if not asked:
+            return
+        after = self._call("get_database", self._db(name), missing=("database", name))
+        kept = [label for field, label in _DATABASE_FIELDS.items() if label in asked and getattr(after, field) != asked[label]]
+        if kept:
+            self._call("alter_database", self._db(name), before, missing=("database", name))  # nothing half-made
+            was = " and ".join(f"{label} {getattr(before, field)!r}" for field, label in _DATABASE_FIELDS.items() if label in kept)
+            raise UnsupportedCallError(f"the metastore does not support altering a database's {' or '.join(kept)}: its "
+                                       f"alter_database kept the {was} of database '{name}', so nothing was changed")
 
     def drop_database(self, name: str, *, delete_data: bool, cascade: bool) -> None:
         self._call("drop_database", self._db(name), delete_data, cascade, missing=("database", name))

@@ -16,7 +16,7 @@ from hms_catalog.ddl.locations import check_location, is_relative, resolved_loca
 from hms_catalog.ddl.reserved import check_namespace_keys
 from hms_catalog.ddl.specs import DatabaseSpec, Pairs
 from hms_catalog.ddl.structs import database_struct
-from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError, UnsupportedTableError
+from hms_catalog.errors import AlreadyExistsError, ConfigurationError, NotFoundError
 
 __all__ = ["create_database", "alter_database", "drop_database"]
 
@@ -54,11 +54,8 @@ def alter_database(ctx: DdlContext, name: str, properties: Pairs, *, location: s
         current.parameters = {**(current.parameters or {}), **{k: v for k, v in properties if k != "comment"}}
         if location is not None:
             current.locationUri = location
-        ctx.client.alter_database(name, current)
+        ctx.client.alter_database(name, current)  # refused, and undone, where the metastore keeps the location
         changes.append((ChangeKind.CHANGED, CatalogObject.for_database(name)))
-        if location is not None and ctx.catalog.client.get_database(name).locationUri != location:
-            raise UnsupportedTableError(f"the metastore of catalog '{ctx.catalog.name}' does not support altering a database's "
-                                        "location (Hive 3.0 and later do); its properties were kept as they were")
     if location is not None:
         return ctx.outcome(f"database '{ctx.catalog.name}.{name}' location set to {location}", changes)
     keys = ", ".join(key for key, _ in properties if key != "comment")

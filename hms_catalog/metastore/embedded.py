@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypedDict
 
-from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError
+from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError, ErrorKind
 from hms_catalog.kerberos.config import (
     SASL_ENABLED,
     SERVICE_PRINCIPAL,
@@ -67,6 +67,8 @@ class _ServerState(TypedDict):
 class MetastoreAlreadyRunning(EmbeddedMetastoreError):
     """``start`` was asked of a directory whose metastore is running; ``uri`` says where."""
 
+    error_kind = ErrorKind.CONFLICT
+
     def __init__(self, directory: Path, uri: str, pid: int) -> None:
         self.uri = uri
         self.pid = pid
@@ -76,6 +78,8 @@ class MetastoreAlreadyRunning(EmbeddedMetastoreError):
 class MetastorePortInUse(EmbeddedMetastoreError):
     """The port a start was to take is in use; ``remembered`` when it is the one the directory's metastore
     listened on before (the one its catalogs name), so the message says how to move them too."""
+
+    error_kind = ErrorKind.CONFLICT
 
     def __init__(self, directory: Path, port: int, *, remembered: bool) -> None:
         self.port = port

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
-from hms_catalog.errors import ConfigurationError, StorageError
+from hms_catalog.errors import ConfigurationError, StorageError, StorageUnavailableError
 from hms_catalog.storage.locations import normalize_location
 from hms_catalog.storage.properties import S3_COMPATIBLE_SCHEMES, S3_SCHEMES, S3Settings, StorageConfig
-from hms_catalog.storage.timeouts import is_timeout, s3_attempts
+from hms_catalog.storage.timeouts import is_timeout, is_unreachable, s3_attempts
 
 if TYPE_CHECKING:
     from hms_catalog.storage.hadoop.helper import HadoopHelper
@@ -175,12 +175,15 @@ class StorageResolver:
         (which carries no credential); callers raise it ``from None``, so no deeper trace repeats it.
 
         A request to an S3 store that timed out says so in the catalog's terms instead: which endpoint, which
-        request, and the timeout it was given (the engine's own text names a per-attempt share of it)."""
+        request, and the timeout it was given (the engine's own text names a per-attempt share of it). A store that
+        could not be reached is a StorageUnavailableError."""
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         scheme = split_location(location)[0]
+        # A store that could not be reached is worth a retry later (503); one that answered and refused is not (502).
+        kind = StorageUnavailableError if is_unreachable(text) else StorageError
         if is_timeout(text) and scheme not in LOCAL_SCHEMES and self._kind(scheme) == "s3":
             text = _timed_out(self.config.s3_for(scheme), scheme, text)
-        return StorageError(f"{self._named()}cannot {doing} {location}: {text}")
+        return kind(f"{self._named()}cannot {doing} {location}: {text}")
 
     def _named(self) -> str:
         return f"catalog '{self.name}': " if self.name else ""

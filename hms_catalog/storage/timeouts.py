@@ -67,6 +67,16 @@ def is_timeout(message: str) -> bool:
     return "curlCode: 28" in message or "Timeout was reached" in message
 
 
+_UNREACHABLE = ("NETWORK_CONNECTION", "curlCode: 6,", "curlCode: 7,", "Couldn't connect to server", "Could not resolve host",
+                "Connection refused")
+
+
+def is_unreachable(message: str) -> bool:
+    """Whether an engine's error says the store could not be reached at all (timed out, refused, not resolved),
+    as opposed to a store that answered and refused: the first is worth a retry later, the second is not."""
+    return is_timeout(message) or any(sign in message for sign in _UNREACHABLE)
+
+
 class _Attempts(pafs.AwsStandardS3RetryStrategy):
     """pyiceberg makes its retry strategy from a class path with no arguments (``s3.retry-strategy-impl``):
     one class per number of attempts."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hms_catalog.errors import PlanningError
+from hms_catalog.errors import ErrorKind, PlanningError
 from hms_catalog.formats.partition_values import typed_value
 from hms_catalog.formats.schema import Column
 from hms_catalog.storage.resolver import StorageResolver
@@ -28,6 +28,8 @@ __all__ = ["FileChangedError", "open_split_file", "open_found", "shape_batch", "
 
 class FileChangedError(PlanningError):
     """A file vanished or changed between planning and reading: the plan is stale."""
+
+    error_kind = ErrorKind.STALE
 
 
 def open_split_file(split: Split, storage: StorageResolver) -> pa.NativeFile:

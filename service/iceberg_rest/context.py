@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import Request
 
 from hms_catalog.cache.versions import ChangeSource
+from hms_catalog.client.refusals import CatalogErrors
 from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.ddl.context import DdlContext, RecordedChanges
 from hms_catalog.ddl.iceberg import iceberg_catalog
@@ -124,8 +125,10 @@ class IcebergContext:
                  objects: Sequence[tuple[str, str]], events: Sequence[tuple[str, str, str, int]]
                  ) -> Iterator[RecordedChanges]:
         """One change as a catalog event with an audit line: ``what`` names it in a refusal (``CREATE TABLE``),
-        ``summary`` in the audit log (with the request's method and path)."""
-        with self.audited(request, principal, catalog, what, summary), self.event(catalog, objects, events) as changes:
+        ``summary`` in the audit log (with the request's method and path). The metastore's exceptions, which
+        pyiceberg's HiveCatalog raises as they are, leave it as the catalog's errors (CatalogErrors)."""
+        with (self.audited(request, principal, catalog, what, summary), self.event(catalog, objects, events) as changes,
+              CatalogErrors(what)):
             yield changes
 
     @contextlib.contextmanager

@@ -19,30 +19,45 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
-from hms_catalog.errors import (
-    AlreadyExistsError,
-    HmsCatalogError,
-    MetastoreUnavailableError,
-    NotFoundError,
-    PoolClosedError,
-    StoreUnavailableError,
-    WriteConflictError,
-)
+from hms_catalog.errors import ErrorKind, HmsCatalogError, NotFoundError, kind_of
 from hms_catalog.masking import mask_text
-from service.access import ForbiddenError
 
-__all__ = ["IcebergError", "IcebergRoute", "error_model", "iceberg_error"]
+__all__ = ["ICEBERG_OF_KIND", "IcebergError", "IcebergRoute", "error_model", "iceberg_error"]
 
 log = logging.getLogger(__name__)
 
 
+# Every kind's status and the spec's error type (tests/service/test_error_model.py checks that none is missing).
+# A missing object's type says what is missing (_not_found_kind); the protocol's own refusals are IcebergErrors.
+ICEBERG_OF_KIND: dict[ErrorKind, tuple[int, str]] = {
+    ErrorKind.INVALID: (400, "BadRequestException"),
+    ErrorKind.UNSUPPORTED: (400, "BadRequestException"),  # the message says what the catalog or its metastore cannot do
+    ErrorKind.FORBIDDEN: (403, "ForbiddenException"),
+    ErrorKind.NOT_FOUND: (404, "NotFoundException"),
+    ErrorKind.ALREADY_EXISTS: (409, "AlreadyExistsException"),
+    ErrorKind.CONFLICT: (409, "CommitFailedException"),
+    ErrorKind.STALE: (409, "CommitFailedException"),  # the spec's answer to a requirement that no longer holds
+    ErrorKind.UPSTREAM_REFUSED: (502, "BadGatewayException"),
+    ErrorKind.UNAVAILABLE: (503, "ServiceUnavailableException"),
+    ErrorKind.TIMED_OUT: (504, "CommitStateUnknownException"),  # done, not confirmed: the spec's unknown state
+    ErrorKind.INTERNAL: (500, "InternalServerError"),
+}
+
+_KIND_OF_STATUS = {400: ErrorKind.INVALID, 403: ErrorKind.FORBIDDEN, 404: ErrorKind.NOT_FOUND, 406: ErrorKind.UNSUPPORTED,
+                   409: ErrorKind.CONFLICT, 422: ErrorKind.INVALID, 500: ErrorKind.INTERNAL, 503: ErrorKind.UNAVAILABLE}
+
+
 class IcebergError(HmsCatalogError):
-    """A refusal the protocol names itself: ``status`` and the spec's ``kind`` (``NamespaceNotEmptyException``)."""
+    """A refusal the protocol names itself: ``status`` and the spec's ``kind`` (``NamespaceNotEmptyException``);
+    its error kind follows the status."""
+
+    error_kind = ErrorKind.INVALID
 
     def __init__(self, status: int, kind: str, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
+        self.error_kind = _KIND_OF_STATUS.get(status, ErrorKind.INVALID)  # type: ignore[misc]
 
 
 def error_model(status: int, kind: str, message: str, *, head: bool = False) -> Response:
@@ -88,16 +103,8 @@ def iceberg_error(error: BaseException) -> tuple[int, str, str]:
     message = str(error) or type(error).__name__
     if isinstance(error, IcebergError):
         return error.status, error.kind, message
-    if isinstance(error, ForbiddenError):
-        return 403, "ForbiddenException", message
     if isinstance(error, NotFoundError):
         return 404, _not_found_kind(error), message
-    if isinstance(error, AlreadyExistsError):
-        return 409, "AlreadyExistsException", message
-    if isinstance(error, WriteConflictError):
-        return 409, "CommitFailedException", message
-    if isinstance(error, (MetastoreUnavailableError, PoolClosedError, StoreUnavailableError)):
-        return 503, "ServiceUnavailableException", message
     if isinstance(error, RequestValidationError):
         return 400, "BadRequestException", "bad request: " + "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in error.errors())
@@ -111,10 +118,12 @@ def iceberg_error(error: BaseException) -> tuple[int, str, str]:
     found = _pyiceberg(error) if isinstance(error, Exception) else None
     if found is not None:
         return found[0], found[1], message
-    if isinstance(error, HmsCatalogError):
-        return 400, "BadRequestException", message
-    log.exception("unexpected error answering an Iceberg REST request", exc_info=error)
-    return 500, "InternalServerError", f"{type(error).__name__}: {message}"
+    kind = kind_of(error)
+    if kind is ErrorKind.INTERNAL:
+        log.exception("unexpected error answering an Iceberg REST request", exc_info=error)
+        return 500, "InternalServerError", f"{type(error).__name__}: {message}"
+    status, name = ICEBERG_OF_KIND[kind]
+    return status, name, message
 
 
 class IcebergRoute(APIRoute):

@@ -25,7 +25,7 @@ from typing import Any
 from thrift.Thrift import TApplicationException
 
 from hms_catalog.client.metastore import MetastoreClient
-from hms_catalog.errors import UnsupportedCallError
+from hms_catalog.errors import ErrorKind, UnsupportedCallError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog
 from service.thrift.arguments import argument_names, databases_in, rename_arguments, rename_databases
@@ -58,7 +58,7 @@ class Forwarder:
         if len(catalogs | issued) > 1:
             raise EndpointRefusal(
                 f"{method} names objects of catalogs {', '.join(sorted(catalogs | issued))} (a transaction or lock "
-                "of one metastore used with another's tables): one call goes to one metastore")
+                "of one metastore used with another's tables): one call goes to one metastore", ErrorKind.UNSUPPORTED)
         if routes:  # the outermost name (an alter's table, not its new struct's database, which a rename changes)
             first, catalog = found[0]
             return self.names.route(first, catalog)
@@ -71,7 +71,7 @@ class Forwarder:
         client = catalog.client
         if not isinstance(client, MetastoreClient):
             raise EndpointRefusal(f"catalog '{catalog.name}' serves folders, not a metastore: {method} is answered only "
-                                  "for metastore catalogs")
+                                  "for metastore catalogs", ErrorKind.UNSUPPORTED)
         return client
 
     def call(self, method: str, args: tuple[Any, ...], route: Route | None = None) -> Any:

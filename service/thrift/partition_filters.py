@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from hms_catalog.errors import HmsCatalogError
+from hms_catalog.errors import ErrorKind, HmsCatalogError
 
 __all__ = ["FilterNotEvaluable", "PartitionFilter", "parse_partition_filter"]
 
@@ -63,6 +63,8 @@ _DIGITS = frozenset("0123456789")
 
 class FilterNotEvaluable(HmsCatalogError):
     """A filter the metastore may answer (or refuse) otherwise than a local evaluation: forward the call."""
+
+    error_kind = ErrorKind.UNSUPPORTED
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import HmsCatalogError, MetastoreUnavailableError, NotFoundError
+from hms_catalog.errors import MetastoreUnavailableError, NotFoundError
 from service.thrift.context import Caller, EndpointContext
 from service.thrift.errors import translated
 from service.thrift.names import Route, hive_pattern
@@ -179,5 +179,5 @@ class TableReads:
                            catalog, len(databases), unanswered[-1])
             names.extend(endpoint.names.external(catalog, database) for database in databases)
         if unanswered and not names:
-            raise HmsCatalogError("no catalog answered: " + "; ".join(unanswered))
+            raise MetastoreUnavailableError("no catalog answered: " + "; ".join(unanswered))
         return names

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hms_catalog.errors import HmsCatalogError, UnsupportedTableError
+from hms_catalog.errors import HmsCatalogError, UnsupportedCallError
 from hms_catalog.execution import Session
 from tests.support.sessions import open_catalog
 
@@ -86,7 +86,7 @@ def test_show_namespaces_and_databases_like_a_pattern(hive: Session) -> None:
 def test_a_namespace_location_the_metastore_keeps_is_refused_saying_so(hive: Session, admin: Any, tmp_path: Path) -> None:
     """Hive 2.x metastores keep a database's location whatever ALTER asks (Spark refuses the statement there too)."""
     before = admin.pool.call("get_database", DB).locationUri
-    with pytest.raises(UnsupportedTableError, match="does not support altering a database's location"):
+    with pytest.raises(UnsupportedCallError, match="does not support altering a database's location: its alter_database kept"):
         hive.run_one(f"ALTER NAMESPACE {DB} SET LOCATION '{tmp_path.as_uri()}'")
     assert admin.pool.call("get_database", DB).locationUri == before
 

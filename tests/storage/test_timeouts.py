@@ -13,12 +13,13 @@ import time
 import pytest
 
 from hms_catalog.cache import CatalogCaches
-from hms_catalog.errors import StorageError
+from hms_catalog.errors import ErrorKind, StorageError, StorageUnavailableError, kind_of
 from hms_catalog.properties import CacheConfig
 from hms_catalog.storage import StorageConfig, StorageResolver
 from hms_catalog.storage.engines import pyiceberg_properties
 from hms_catalog.storage.timeouts import RETRY_STRATEGIES, S3Attempts, s3_attempts
 from planner.listing import LocalBlockLocator, list_locations
+from tests.support.s3 import S3Server
 
 TIMEOUT_MS = 2000
 MARGIN_S = 1.5
@@ -89,3 +90,20 @@ def test_a_listing_on_many_threads_fails_within_the_timeout_and_leaves_no_thread
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threading.active_count() == before
+
+
+def test_a_store_out_of_reach_is_unavailable_and_one_that_refuses_is_not(silent_uri: str, refused_uri: str,
+                                                                         s3_server: S3Server) -> None:
+    """Silence and a refused connection are worth a retry later (StorageUnavailableError, 503 on every HTTP
+    protocol); a real S3 API that answers and refuses a wrong key is a StorageError the retry would not change."""
+    for uri in (silent_uri, refused_uri):
+        with pytest.raises(StorageUnavailableError, match="catalog 'lake': cannot reach s3a://bucket/wh/t"):
+            _resolver(uri.replace("thrift://", "http://")).check_container("s3a://bucket/wh/t")
+    bucket = s3_server.bucket("refusing")
+    wrong = StorageResolver(StorageConfig.from_properties({
+        "s3.endpoint": s3_server.endpoint, "s3.access_key": s3_server.access_key, "s3.secret_key": "not-the-key",
+        "use_path_style": "true", "s3.request.timeout": str(TIMEOUT_MS)}), name="lake")
+    with pytest.raises(StorageError) as raised:
+        wrong.check_container(f"s3a://{bucket}/wh/t")
+    assert not isinstance(raised.value, StorageUnavailableError) and kind_of(raised.value) is ErrorKind.UPSTREAM_REFUSED
+    assert "not-the-key" not in str(raised.value)

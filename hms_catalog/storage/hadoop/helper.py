@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog._secrets import MASK, is_secret_key
-from hms_catalog.errors import HmsCatalogError, StorageError
+from hms_catalog.errors import HmsCatalogError, StorageError, StorageUnavailableError
 from hms_catalog.masking import mask_text
 from hms_catalog.storage.hadoop._jvm import command_line, compile_server
 from hms_catalog.storage.hadoop._process import Answer, HelperProcess, ProcessGone
@@ -200,7 +200,7 @@ class HadoopHelper:
             except ProcessGone as gone:
                 self._forget(process)
                 if attempt == 2 or (gone.sent and op not in _READ_ONLY):
-                    raise StorageError(f"{self._catalog()}the Hadoop helper process died while asked to {op} {uri}"
+                    raise StorageUnavailableError(f"{self._catalog()}the Hadoop helper process died while asked to {op} {uri}"
                                        f" ({gone}){self._log_tail(process)}") from None
                 continue
             if "error" in answer:
@@ -244,7 +244,7 @@ class HadoopHelper:
             answer = process.handshake(self._settings, self._start_timeout)
         except (ProcessGone, TimeoutError) as error:
             process.close(wait=1.0)
-            raise StorageError(f"{self._catalog()}the Hadoop filesystem helper did not start ({error})"
+            raise StorageUnavailableError(f"{self._catalog()}the Hadoop filesystem helper did not start ({error})"
                                f"{self._log_tail(process)}") from None
         if "error" in answer:
             process.close(wait=5.0)

@@ -67,6 +67,13 @@ def test_namespaces(iceberg_service: Server, unique_name: str) -> None:
     assert updated == {"updated": ["b"], "removed": ["a"], "missing": ["nope"]}
     properties = checked(iceberg_service.request("GET", f"{V1}/namespaces/{unique_name}"), 200, "GetNamespaceResponse")["properties"]
     assert properties["b"] == "2" and "a" not in properties and properties["location"].endswith(f"{unique_name}.db")
+    # Hive 2.3's alter_database keeps a database's comment: refused as such, with nothing of the request made.
+    comment = checked(iceberg_service.request("POST", f"{V1}/namespaces/{unique_name}/properties",
+                                              {"updates": {"comment": "sales", "c": "3"}}), 400, "IcebergErrorResponse")
+    assert comment["error"]["type"] == "BadRequestException", comment
+    assert "does not support altering a database's comment" in comment["error"]["message"], comment
+    kept = checked(iceberg_service.request("GET", f"{V1}/namespaces/{unique_name}"), 200, "GetNamespaceResponse")["properties"]
+    assert kept == properties
     rest = rest_catalog(iceberg_service)
     rest.create_table((unique_name, "t"), schema=pa.schema([("id", pa.int64())]))
     full = checked(iceberg_service.request("DELETE", f"{V1}/namespaces/{unique_name}"), 409, "IcebergErrorResponse")

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pytest
+from pyiceberg.exceptions import BadRequestError
 
 from tests.service.iceberg_rest.conftest import CATALOG, audit_lines, checked, rest_catalog
 from tests.support.service import Server
@@ -134,3 +135,23 @@ def test_register_an_existing_metadata_file(iceberg_service: Server, namespace: 
     assert registered.metadata_location == location and _rows(registered) == [(5, "eu", 5.0)]
     rest.drop_table((namespace, "copy"))  # no purge: the original's files stay
     assert _rows(rest.load_table((namespace, "original"))) == [(5, "eu", 5.0)]
+
+
+def test_a_name_the_metastore_refuses_is_a_400_and_makes_nothing(iceberg_service: Server, namespace: str) -> None:
+    """The metastore's own refusal (its InvalidObjectException) is carried to the client as a bad request, whether
+    the create is made at once or staged, and a rename onto such a name is refused the same way."""
+    rest = rest_catalog(iceberg_service)
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+    base = f"/iceberg/v1/{CATALOG}/namespaces/{namespace}/tables"
+    answer = iceberg_service.request("POST", base, {"name": "bad name!", "schema": schema})
+    error = checked(answer, 400, "IcebergErrorResponse")["error"]
+    assert error["type"] == "BadRequestException" and "bad name!" in error["message"], error
+    staged = rest.create_table_transaction((namespace, "bad name!"), schema=SCHEMA)  # nothing asked of the metastore yet
+    with pytest.raises(BadRequestError, match="bad name!"):
+        staged.commit_transaction()
+    rest.create_table((namespace, "good"), schema=SCHEMA)
+    renamed = iceberg_service.request("POST", f"/iceberg/v1/{CATALOG}/tables/rename", {
+        "source": {"namespace": [namespace], "name": "good"}, "destination": {"namespace": [namespace], "name": "bad name!"}})
+    error = checked(renamed, 400, "IcebergErrorResponse")["error"]
+    assert error["type"] == "BadRequestException" and "bad name!" in error["message"], error
+    assert sorted(name for _, name in rest.list_tables(namespace)) == ["good"]
