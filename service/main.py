@@ -26,7 +26,7 @@ from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_d
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
 from service.thrift import ThriftSettings
-from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS
+from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS, is_loopback
 from service.tokens import NamedToken, load_tokens, stored_tokens
 
 __all__ = ["COMMAND", "ServeCommand"]
@@ -36,6 +36,9 @@ DEFAULT_PORT = 8181
 THRIFT_PORT_ENV = "HMS_CATALOG_THRIFT_PORT"
 THRIFT_HOST_ENV = "HMS_CATALOG_THRIFT_HOST"
 THRIFT_PRIMARY_ENV = "HMS_CATALOG_THRIFT_PRIMARY"
+THRIFT_INSECURE_ENV = "HMS_CATALOG_THRIFT_INSECURE"
+INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
+                    "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
 KEEP_ALIVE_SECONDS = 60  # clients keep one connection per thread; reopening costs more than keeping it
 
@@ -94,11 +97,16 @@ class ServeCommand:
             "(hive.metastore.uris). The primary catalog keeps its database names; every other catalog's databases "
             "appear as <catalog>__<database>. Reads come from the warm caches; changes are forwarded to the owning "
             "metastore as catalog events, and refused unless the catalog has 'thrift.access'='write'. It does not "
-            "authenticate its clients: keep it on 127.0.0.1 or a trusted network.")
+            "authenticate its clients, so it binds this machine's loopback address only (127.0.0.1, ::1, localhost) "
+            "unless --thrift-insecure says that another address, on a trusted network, is meant.")
         thrift.add_argument("--thrift-port", type=int, default=_env_int(THRIFT_PORT_ENV),
                             help=f"port of the endpoint (off unless given; 0 picks a free one; default ${THRIFT_PORT_ENV})")
         thrift.add_argument("--thrift-host", default=os.environ.get(THRIFT_HOST_ENV, DEFAULT_HOST),
                             help=f"address of the endpoint (default ${THRIFT_HOST_ENV}, else {DEFAULT_HOST}: this machine only)")
+        thrift.add_argument("--thrift-insecure", action="store_true",
+                            default=os.environ.get(THRIFT_INSECURE_ENV, "").lower() in ("1", "true", "yes"),
+                            help=f"allow --thrift-host to be an address other machines reach (0.0.0.0 included), where "
+                                 f"the endpoint {INSECURE_EXPOSES} (default ${THRIFT_INSECURE_ENV})")
         thrift.add_argument("--thrift-primary", default=os.environ.get(THRIFT_PRIMARY_ENV, DEFAULT_PRIMARY), metavar="CATALOG",
                             help=f"the catalog whose databases keep their names (default ${THRIFT_PRIMARY_ENV}, else "
                                  f"'{DEFAULT_PRIMARY}')")
@@ -115,7 +123,7 @@ class ServeCommand:
                 print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
                 return 2
             thrift = ThriftSettings(host=args.thrift_host, port=args.thrift_port, primary=args.thrift_primary,
-                                    threads=args.thrift_threads)
+                                    threads=args.thrift_threads, insecure=args.thrift_insecure)
         try:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
@@ -149,13 +157,18 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
     --spark-connect``) start as the parsed ``serve`` options ``args`` ask. ``store``: the catalog store (a
     PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it. ``thrift``:
-    also serve the catalogs as a Hive Metastore (``serve --thrift-port``).
+    also serve the catalogs as a Hive Metastore (``serve --thrift-port``), on a loopback address unless its
+    ``insecure`` says another is meant (the endpoint authenticates no client).
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
     for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
         if path is not None and not path.is_file():
             raise ConfigurationError(f"{option} {path}: no such file")
+    if thrift is not None and not is_loopback(thrift.host) and not thrift.insecure:
+        raise ConfigurationError(
+            f"--thrift-host {thrift.host} is reached from other machines, and the thrift endpoint {INSECURE_EXPOSES}; "
+            f"bind it to 127.0.0.1, or pass --thrift-insecure (${THRIFT_INSECURE_ENV}=1) on a trusted network")
     token, token_path = load_token(home, token_file)
     named: tuple[NamedToken, ...] = ()
     if tokens_file is not None:
@@ -210,6 +223,9 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         shown = f"[{thrift_host}]" if ":" in thrift_host else thrift_host
         print(f"hms-catalog thrift endpoint at thrift://{shown}:{thrift_port} (primary catalog {thrift.primary})",
               file=sys.stderr, flush=True)
+        if not is_loopback(thrift.host):
+            print(f"warning: the thrift endpoint at thrift://{shown}:{thrift_port} {INSECURE_EXPOSES} "
+                  "(--thrift-insecure)", file=sys.stderr, flush=True)
     print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'})",
           file=sys.stderr, flush=True)
     # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.

@@ -11,6 +11,7 @@ as Hive's own TThreadPoolServer does; the pool's size bounds the clients served 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import socket
 import threading
@@ -33,7 +34,7 @@ from service.thrift.health import PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS,
 from service.thrift.names import FederatedNames
 from service.thrift.relay import refuse_call, relay_call
 
-__all__ = ["DEFAULT_PRIMARY", "DEFAULT_THREADS", "ThriftEndpoint", "ThriftSettings", "bind"]
+__all__ = ["DEFAULT_PRIMARY", "DEFAULT_THREADS", "ThriftEndpoint", "ThriftSettings", "bind", "is_loopback"]
 
 _log = logging.getLogger(__name__)
 
@@ -53,6 +54,22 @@ class ThriftSettings:
     listing_wait: float = LISTING_WAIT_SECONDS
     probe_interval: float = PROBE_INTERVAL_SECONDS
     probe_timeout: float = PROBE_TIMEOUT_SECONDS
+    insecure: bool = False  # serve --thrift-insecure: bound beyond this machine, authenticating no client
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` reaches this machine only: a loopback address (``127.0.0.1``, ``::1``) or ``localhost``.
+    ``0.0.0.0`` and ``::`` (every address) are not, nor is any other name: one this machine resolves to a
+    loopback address today may resolve elsewhere tomorrow."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -8,6 +8,8 @@ feed wakes with it (source ``thrift``), the audit log has its line with the clie
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -15,6 +17,7 @@ from urllib.parse import urlsplit
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.manager import CatalogManager
 from hms_catalog.state import open_definitions
+from service.thrift.server import is_loopback
 from tests.service.test_freshness import LongPoll
 from tests.service.thrift.conftest import thrift_client
 from tests.support.hms import storage
@@ -67,3 +70,28 @@ def test_a_change_through_the_endpoint_wakes_the_change_feed_and_is_audited(home
         f"thrift drop_table {unique_name}.t", f"thrift drop_database {unique_name}"]
     assert all(line["user"] == "etl-user" and line["client"].startswith("127.0.0.1:") and line["outcome"] == "ok"
                for line in thrift_lines), thrift_lines
+
+
+def test_the_endpoint_binds_beyond_loopback_only_when_told_it_is_insecure(home: Path, metastore_uri: str) -> None:
+    """It authenticates no client: an address other machines reach needs --thrift-insecure, which the log repeats."""
+    _define(home, metastore_uri)
+    for host in ("0.0.0.0", "::", "192.0.2.7"):
+        refused = subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0",
+                                  "--thrift-port", "0", "--thrift-host", host],
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert f"--thrift-host {host} is reached from other machines" in refused.stderr, refused.stderr
+        assert "--thrift-insecure" in refused.stderr and "hms-catalog service at" not in refused.stderr
+    with served(home, "--thrift-port", "0", "--thrift-host", "localhost") as server:
+        assert "warning: the thrift endpoint" not in server.stderr()
+    with served(home, "--thrift-port", "0", "--thrift-host", "0.0.0.0", "--thrift-insecure") as server:
+        uri = server.request("GET", "/v1/health").json()["thrift"]["uri"]
+        warned = [line for line in server.stderr().splitlines() if line.startswith("warning: the thrift endpoint")]
+        assert warned and "authenticates no client" in warned[0] and "--thrift-insecure" in warned[0], server.stderr()
+        with thrift_client(urlsplit(uri).port or 0) as client:
+            assert "default" in client.get_all_databases()
+
+
+def test_loopback_is_an_address_of_this_machine_only() -> None:
+    assert all(is_loopback(host) for host in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "LOCALHOST"))
+    assert not any(is_loopback(host) for host in ("0.0.0.0", "::", "10.0.0.7", "example.org", "localhost.example.org"))
