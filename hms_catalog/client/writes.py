@@ -42,6 +42,11 @@ class MetastoreWrites(Protocol):
 _DATABASE_FIELDS = {"description": "comment", "locationUri": "location"}  # what alter_database may keep as it was
 
 
+def _field(database: ttypes.Database, field: str) -> str:
+    """A database's comment or location, no comment and an empty one alike (the metastore answers either)."""
+    return getattr(database, field) or ""
+
+
 class MetastoreWriteCalls:
     """The write calls of :class:`~hms_catalog.client.MetastoreClient` (mixed into it)."""
 
@@ -72,12 +77,12 @@ class MetastoreWriteCalls:
         made when the metastore kept the old value."""
         before = self._call("get_database", self._db(name), missing=("database", name))
         self._call("alter_database", self._db(name), database, missing=("database", name))
-        asked = {label: getattr(database, field) for field, label in _DATABASE_FIELDS.items()
-                 if getattr(database, field) != getattr(before, field)}
+        asked = {label: _field(database, field) for field, label in _DATABASE_FIELDS.items()
+                 if _field(database, field) != _field(before, field)}
         if not asked:
             return
         after = self._call("get_database", self._db(name), missing=("database", name))
-        kept = [label for field, label in _DATABASE_FIELDS.items() if label in asked and getattr(after, field) != asked[label]]
+        kept = [label for field, label in _DATABASE_FIELDS.items() if label in asked and _field(after, field) != asked[label]]
         if kept:
             self._call("alter_database", self._db(name), before, missing=("database", name))  # nothing half-made
             was = " and ".join(f"{label} {getattr(before, field)!r}" for field, label in _DATABASE_FIELDS.items() if label in kept)

@@ -4,6 +4,7 @@ transactions, each answer checked against the Iceberg REST OpenAPI document's sc
 from __future__ import annotations
 
 import base64
+import time
 import urllib.parse
 from typing import Any
 
@@ -74,6 +75,12 @@ def test_namespaces(iceberg_service: Server, unique_name: str) -> None:
     assert "does not support altering a database's comment" in comment["error"]["message"], comment
     kept = checked(iceberg_service.request("GET", f"{V1}/namespaces/{unique_name}"), 200, "GetNamespaceResponse")["properties"]
     assert kept == properties
+    # ... while removing the comment it has not got changes nothing of it, and is no refusal.
+    removed = checked(iceberg_service.request("POST", f"{V1}/namespaces/{unique_name}/properties",
+                                              {"removals": ["comment", "b"]}), 200, "UpdateNamespacePropertiesResponse")
+    assert removed["removed"] == ["comment", "b"]
+    left = checked(iceberg_service.request("GET", f"{V1}/namespaces/{unique_name}"), 200, "GetNamespaceResponse")["properties"]
+    assert "b" not in left and "comment" not in left
     rest = rest_catalog(iceberg_service)
     rest.create_table((unique_name, "t"), schema=pa.schema([("id", pa.int64())]))
     full = checked(iceberg_service.request("DELETE", f"{V1}/namespaces/{unique_name}"), 409, "IcebergErrorResponse")
@@ -247,3 +254,20 @@ def test_raw_create_stage_commit_and_register_answers(iceberg_service: Server, n
     assert iceberg_service.request("DELETE", f"{tables}/again").status == 204
     gone = checked(iceberg_service.request("DELETE", f"{tables}/again"), 404, "IcebergErrorResponse")
     assert gone["error"]["type"] == "NoSuchTableException"
+
+
+def test_removing_a_comment_a_namespace_never_had_is_no_refusal(iceberg_service: Server, iceberg_catalog: Any,
+                                                                 unique_name: str) -> None:
+    """pyiceberg's HiveCatalog makes a database with no description at all: none is not a comment kept."""
+    iceberg_catalog.create_namespace(unique_name, {"a": "1"})
+    try:
+        deadline = time.monotonic() + 20  # made behind the service: seen once its event follower reads the create
+        while iceberg_service.request("HEAD", f"{V1}/namespaces/{unique_name}").status != 204:
+            assert time.monotonic() < deadline, "the service did not see the namespace made behind it"
+            time.sleep(0.2)
+        removed = checked(iceberg_service.request("POST", f"{V1}/namespaces/{unique_name}/properties",
+                                                  {"removals": ["comment", "a"]}), 200, "UpdateNamespacePropertiesResponse")
+        assert removed["removed"] == ["comment", "a"]
+        assert "a" not in iceberg_catalog.load_namespace_properties(unique_name)
+    finally:
+        iceberg_catalog.drop_namespace(unique_name)
