@@ -26,7 +26,7 @@ _DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"  # Hive's StatsSetupConst: keep the
 @runtime_checkable
 class MetastoreWrites(Protocol):
     def create_database(self, database: ttypes.Database) -> None: ...
-    def alter_database(self, name: str, database: ttypes.Database) -> None: ...
+    def alter_database(self, name: str, database: ttypes.Database, *, before: ttypes.Database | None = None) -> None: ...
     def drop_database(self, name: str, *, delete_data: bool, cascade: bool) -> None: ...
     def create_table(self, table: ttypes.Table) -> None: ...
     def alter_table(self, database: str, table: str, new: ttypes.Table, *, cascade: bool = False,
@@ -71,11 +71,13 @@ class MetastoreWriteCalls:
                 raise AlreadyExistsError("database", database.name) from error
             raise
 
-    def alter_database(self, name: str, database: ttypes.Database) -> None:
+    def alter_database(self, name: str, database: ttypes.Database, *, before: ttypes.Database | None = None) -> None:
         """Replace ``name``'s definition. A metastore that keeps a field as it was (Hive 2.3 changes a database's
         parameters, never its comment) is undone and refused, naming the field: a change is never answered as
-        made when the metastore kept the old value."""
-        before = self._call("get_database", self._db(name), missing=("database", name))
+        made when the metastore kept the old value. ``before``: the definition the caller read and made
+        ``database`` from, which is then not read again."""
+        if before is None:
+            before = self._call("get_database", self._db(name), missing=("database", name))
         self._call("alter_database", self._db(name), database, missing=("database", name))
         asked = {label: _field(database, field) for field, label in _DATABASE_FIELDS.items()
                  if _field(database, field) != _field(before, field)}

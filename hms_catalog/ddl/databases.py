@@ -8,6 +8,7 @@ Hive metastore does, which has no call to change it).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
@@ -50,11 +51,12 @@ def alter_database(ctx: DdlContext, name: str, properties: Pairs, *, location: s
     if location is not None:
         check_location(location, f"database '{name}'", ctx.catalog.storage)
     with ctx.changing([(name, "")], events=[("ALTER_DATABASE", name, "", 1)]) as changes:
-        current = ctx.catalog.client.get_database(name)
+        before = ctx.catalog.client.get_database(name)
+        current = copy.copy(before)  # its fields are replaced below, never changed in place
         current.parameters = {**(current.parameters or {}), **{k: v for k, v in properties if k != "comment"}}
         if location is not None:
             current.locationUri = location
-        ctx.client.alter_database(name, current)  # refused, and undone, where the metastore keeps the location
+        ctx.client.alter_database(name, current, before=before)  # refused, and undone, where the metastore keeps the location
         changes.append((ChangeKind.CHANGED, CatalogObject.for_database(name)))
     if location is not None:
         return ctx.outcome(f"database '{ctx.catalog.name}.{name}' location set to {location}", changes)

@@ -7,6 +7,7 @@ description) beside them, as pyiceberg's HiveCatalog shows them. A namespace wit
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -123,7 +124,8 @@ def router(context: IcebergContext) -> APIRouter:
         with context.changing(request, principal, catalog, "ALTER NAMESPACE", summary,
                               [(name, "")], [("ALTER_DATABASE", name, "", 1)]) as changes:
             context.database_exists(catalog, name)
-            current = catalog.client.get_database(name)
+            before = catalog.client.get_database(name)
+            current = copy.copy(before)  # its fields are replaced below, never changed in place
             parameters = dict(current.parameters or {})
             missing = [key for key in body.removals if key not in parameters and key not in (_LOCATION, _COMMENT)]
             removed = [key for key in body.removals if key not in missing]
@@ -137,7 +139,7 @@ def router(context: IcebergContext) -> APIRouter:
             if _COMMENT in updates:
                 current.description = updates.pop(_COMMENT)
             current.parameters = {**parameters, **updates}
-            _writes(catalog).alter_database(name, current)
+            _writes(catalog).alter_database(name, current, before=before)
             changes.append((ChangeKind.CHANGED, CatalogObject.for_database(name)))
         return {"updated": sorted(body.updates), "removed": removed, "missing": missing}
 
