@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog.errors import PlanningError
-from hms_catalog.metastore._setup import compile_into, find_java_tool, spark_jars_dir
+from hms_catalog.jdk import compile_into, find_java_tool, spark_jars_dir
 from planner.listing import BlockLocator, Blocks, LocalBlockLocator
 
 __all__ = ["JvmBlockLocator", "compile_block_lister"]

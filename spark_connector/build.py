@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from hms_catalog.errors import ErrorKind, HmsCatalogError
-from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+from hms_catalog.jdk import find_java_tool, spark_jars_dir
 
 __all__ = ["ConnectorBuildError", "connector_jar", "java_sources"]
 

@@ -24,7 +24,7 @@ from typing import Any
 from hms_catalog._private import private_file
 from hms_catalog.demo.loopback import SPARK_LOOPBACK_SETTINGS, keep_spark_on_loopback
 from hms_catalog.errors import ConfigurationError
-from hms_catalog.metastore._setup import spark_jars_dir
+from hms_catalog.jdk import spark_jars_dir
 from spark_connector.build import connector_jar
 from spark_connector.session import PLUGIN_CLASS
 

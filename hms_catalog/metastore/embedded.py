@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import TypedDict
 
 from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError, ErrorKind
+from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from hms_catalog.kerberos.config import (
     SASL_ENABLED,
     SERVICE_PRINCIPAL,
@@ -224,10 +225,10 @@ class EmbeddedMetastore:
             running = self.status()
             if running.running and running.uri and running.pid:
                 raise MetastoreAlreadyRunning(self.directory, running.uri, running.pid)
-            java = _setup.find_java_tool("java")
+            java = find_java_tool("java")
             if java is None:
                 raise EmbeddedMetastoreError("no 'java' found (set JAVA_HOME or put Java 17 on PATH)")
-            jars = _setup.spark_jars_dir()
+            jars = spark_jars_dir()
             lib = self.directory / "lib"
             helpers = _setup.compile_helpers(lib, jars, object_store_stub=self.object_store_stub)
             if self.object_store_stub and not helpers:

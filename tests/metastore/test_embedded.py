@@ -65,7 +65,7 @@ public class ColumnTypes {
 def _column_types(directory: Path, tool: Path, columns: dict[str, str] | None = None) -> dict[str, str]:
     """Types of the ``_NARROW_BEFORE`` columns, read with Derby while the server is down; with ``columns``
     (``TABLE.COLUMN`` -> type), first changed to those types."""
-    from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+    from hms_catalog.jdk import find_java_tool, spark_jars_dir
 
     java = find_java_tool("java")
     assert java is not None

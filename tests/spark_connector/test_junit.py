@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from spark_connector.build import connector_jar
 
 JAVATEST = Path(__file__).resolve().parents[2] / "spark_connector" / "javatest"

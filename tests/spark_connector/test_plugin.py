@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hms_catalog.metastore._setup import spark_jars_dir
+from hms_catalog.jdk import spark_jars_dir
 from spark_connector import CATALOG_CLASS, PLUGIN_CLASS, connector_jar
 from tests.planner.test_hudi_merge import TRIPS, hudi_table, unzip_table
 from tests.spark.test_hudi_snapshot import register_snapshot_table

@@ -23,7 +23,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from hms_catalog.metastore._setup import find_java_tool, spark_jars_dir
+from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from tests.spark_connector.conftest import registered
 from tests.support.service import Server
 

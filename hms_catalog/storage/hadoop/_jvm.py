@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from hms_catalog.errors import ConfigurationError, EmbeddedMetastoreError
-from hms_catalog.metastore._setup import compile_into, find_java_tool, spark_jars_dir
+from hms_catalog.jdk import compile_into, find_java_tool, spark_jars_dir
 
 __all__ = ["MAIN_CLASS", "compile_server", "command_line", "runtime_jars"]
 
