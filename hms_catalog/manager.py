@@ -43,6 +43,7 @@ from hms_catalog.refresh_log import LOST_TRACK, RefreshLog, RefreshRecord
 from hms_catalog.state import EventLease, SharedState
 from hms_catalog.storage.resolver import StorageResolver
 from hms_catalog.store import CatalogDefinition, DefinitionStore
+from hms_catalog.write.jobs import WriteJobs
 
 _log = logging.getLogger(__name__)
 
@@ -167,10 +168,11 @@ class CatalogManager:
         storage = StorageResolver(config.storage, name=definition.name)
         client = self._client_for(definition, config, storage)
         commits = self.store.home / "commits" / definition.id  # the undo logs of its writes' commits (see finish_unfinished_commits)
+        jobs = WriteJobs(commits, storage)  # made here: the model below the write path holds it without naming its type
         on_first_use = self.events is EventFollowing.FIRST_USE
         followed = self.events is not EventFollowing.OFF
         if self.shared is None:
-            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), commits=commits,
+            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), write_jobs=jobs,
                                     follow_on_first_use=on_first_use, followed=followed, storage=storage)
         else:
             versions = SharedCatalogVersions(self.shared.journal, definition.id)
@@ -178,7 +180,7 @@ class CatalogManager:
             versions.catch_up()
             lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
             built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
-                                    follow_lease=lease, commits=commits, follow_on_first_use=on_first_use,
+                                    follow_lease=lease, write_jobs=jobs, follow_on_first_use=on_first_use,
                                     followed=followed, storage=storage)
         _finish_unfinished_commits(built)
         return built
@@ -200,8 +202,17 @@ class CatalogManager:
         """REFRESH a catalog, one of its databases or one table, here and in every process on this home."""
         catalog = self.catalog(name)
         _refresh(catalog, database, table)
-        self.refresh_log.announce(RefreshRecord(catalog.definition.id, database and database.lower(), table and table.lower()))
+        self.announcer(catalog)(database, table)
         return catalog
+
+    def announcer(self, catalog: ExternalCatalog) -> Callable[[str | None, str | None], None]:
+        """What tells this home's other processes that ``catalog``'s database or table changed (a DDL context's
+        ``announce``): one line of the refresh log, which their next lookup applies."""
+        def announce(database: str | None, table: str | None) -> None:
+            self.refresh_log.announce(RefreshRecord(catalog.definition.id, database and database.lower(),
+                                                    table and table.lower()))
+
+        return announce
 
     def _apply_others_refreshes(self) -> None:
         records = self.refresh_log.poll()

@@ -15,11 +15,32 @@ from typing import TYPE_CHECKING
 
 from hms_catalog._property_values import property_as_bool, property_as_int, property_as_seconds
 from hms_catalog._secrets import MASK, is_secret_key, mask_properties
+from hms_catalog.client.config import (
+    BORROW_TIMEOUT,
+    BORROW_TIMEOUT_DEFAULT,
+    CONNECT_TIMEOUT,
+    CONNECT_TIMEOUT_DEFAULT,
+    FAILURE_RETRIES,
+    FAILURE_RETRIES_DEFAULT,
+    METASTORE_URIS,
+    PARTITION_BATCH_SIZE,
+    PARTITION_BATCH_SIZE_DEFAULT,
+    POOL_SIZE,
+    POOL_SIZE_DEFAULT,
+    RETRY_DELAY,
+    RETRY_DELAY_DEFAULT,
+    SOCKET_TIMEOUT,
+    SOCKET_TIMEOUT_DEFAULT,
+    URI_BACKOFF,
+    URI_BACKOFF_DEFAULT,
+    ClientConfig,
+    MetastoreUri,
+    parse_uris,
+)
 from hms_catalog.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from hms_catalog.filesystem.config import FilesystemConfig
-    from hms_catalog.kerberos.config import KerberosConfig
     from hms_catalog.storage.properties import StorageConfig
 
 __all__ = [
@@ -76,29 +97,11 @@ __all__ = [
     "MASK",
 ]
 
+# The metastore client's own keys (hive.metastore.uris, the pool's size, timeouts and retries) live with the
+# client (hms_catalog.client.config), which reads no catalog property itself; they are named here too.
 CATALOG_TYPE = "hms"
 
 TYPE = "type"
-METASTORE_URIS = "hive.metastore.uris"
-POOL_SIZE = "hive.metastore.client.pool.size"
-POOL_SIZE_DEFAULT = 8
-SOCKET_TIMEOUT = "hive.metastore.client.socket.timeout"
-SOCKET_TIMEOUT_DEFAULT = 60.0
-CONNECT_TIMEOUT = "hive.metastore.client.connect.timeout"
-CONNECT_TIMEOUT_DEFAULT = 10.0
-FAILURE_RETRIES = "hive.metastore.failure.retries"
-FAILURE_RETRIES_DEFAULT = 3
-RETRY_DELAY = "hive.metastore.client.connect.retry.delay"
-RETRY_DELAY_DEFAULT = 1.0
-BORROW_TIMEOUT = "hive.metastore.client.pool.borrow.timeout"
-BORROW_TIMEOUT_DEFAULT = 30.0
-URI_BACKOFF = "hive.metastore.uri.backoff"
-URI_BACKOFF_DEFAULT = 30.0
-# Partitions per add/drop/alter call of the catalog's DDL, MSCK and writes' commits: smaller calls for a
-# metastore whose database limits one statement's size (Spark's spark.sql.addPartitionInBatch.size and
-# Hive's hive.msck.repair.batch.size do the same for theirs).
-PARTITION_BATCH_SIZE = "hive.metastore.partition.batch.size"
-PARTITION_BATCH_SIZE_DEFAULT = 1000
 # Hive 3 and later hold several catalogs; unset, requests name none and the metastore uses its default
 # (``metastore.catalog.default``, "hive" unless changed). Setting it needs a Hive 3 or later metastore.
 METASTORE_CATALOG = "hive.metastore.catalog.name"
@@ -148,42 +151,7 @@ THRIFT_ACCESS = "thrift.access"
 THRIFT_ACCESS_DEFAULT = "read"
 _THRIFT_ACCESS_VALUES = ("read", "write")
 
-THRIFT_PORT_DEFAULT = 9083
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_URI = re.compile(r"^thrift://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?/?$")
-
-
-@dataclass(frozen=True)
-class MetastoreUri:
-    """One ``thrift://host:port`` entry of ``hive.metastore.uris``."""
-
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"thrift://{self.host}:{self.port}"
-
-
-@dataclass(frozen=True)
-class ClientConfig:
-    """What the pooled client needs: where the metastores are and how patient to be with them.
-
-    Times are in seconds. ``retries`` counts attempts after the first one that failed on transport.
-    ``metastore_catalog`` is the Hive 3+ catalog every request names (None: the metastore's default).
-    ``kerberos``: how connections authenticate with SASL/GSSAPI (None: plain connections).
-    """
-
-    uris: tuple[MetastoreUri, ...]
-    pool_size: int = POOL_SIZE_DEFAULT
-    socket_timeout: float = SOCKET_TIMEOUT_DEFAULT
-    connect_timeout: float = CONNECT_TIMEOUT_DEFAULT
-    retries: int = FAILURE_RETRIES_DEFAULT
-    retry_delay: float = RETRY_DELAY_DEFAULT
-    borrow_timeout: float = BORROW_TIMEOUT_DEFAULT
-    uri_backoff: float = URI_BACKOFF_DEFAULT
-    metastore_catalog: str | None = None
-    kerberos: KerberosConfig | None = None
-    partition_batch_size: int = PARTITION_BATCH_SIZE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -323,25 +291,6 @@ class CatalogConfig:
         if self.client.kerberos is not None:
             self.client.kerberos.check_files()
         # a filesystem catalog's root is checked by the manager, which reaches it with the catalog's storage
-
-
-def parse_uris(text: str) -> tuple[MetastoreUri, ...]:
-    """Parse a comma-separated list of ``thrift://host[:port]`` (port defaults to 9083)."""
-    parts = [part.strip() for part in text.split(",")]
-    if not any(parts):
-        raise ConfigurationError(f"property '{METASTORE_URIS}' is empty; expected thrift://host:port[,thrift://...]")
-    uris: list[MetastoreUri] = []
-    for position, part in enumerate(parts, start=1):
-        match = _URI.match(part)
-        if match is None:
-            raise ConfigurationError(
-                f"property '{METASTORE_URIS}': entry {position} '{part}' is not of the form thrift://host:port"
-            )
-        port = int(match.group("port") or THRIFT_PORT_DEFAULT)
-        if not 0 < port < 65536:
-            raise ConfigurationError(f"property '{METASTORE_URIS}': entry {position} '{part}' has port {port} out of range")
-        uris.append(MetastoreUri(host=match.group("host").strip("[]"), port=port))
-    return tuple(uris)
 
 
 def _thrift_access(props: Mapping[str, str]) -> str:

@@ -13,9 +13,9 @@ from thrift.Thrift import TApplicationException, TException
 from thrift.transport.TTransport import TTransportException
 
 from hms_catalog.client._transport import Connection
+from hms_catalog.client.config import MetastoreUri
 from hms_catalog.client.metrics import ClientMetrics
 from hms_catalog.client.versions import is_unknown_method
-from hms_catalog.properties import MetastoreUri
 
 __all__ = ["BorrowedClient", "is_application_error"]
 

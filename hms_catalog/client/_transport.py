@@ -21,11 +21,11 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 from hms_catalog.client._sasl import GssapiMechanism, SaslClientTransport, SaslNegotiationError
+from hms_catalog.client.config import MetastoreUri
 from hms_catalog.client.hive_thrift import MetastoreThriftClient
 from hms_catalog.errors import AuthenticationError
 from hms_catalog.kerberos.config import SASL_ENABLED
 from hms_catalog.kerberos.login import KerberosLogin, describe_gss_error, load_gssapi
-from hms_catalog.properties import MetastoreUri
 
 __all__ = ["Connection", "open_connection"]
 

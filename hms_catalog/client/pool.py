@@ -45,6 +45,7 @@ from thrift.transport.TTransport import TTransportException
 from hms_catalog.client._borrowed import BorrowedClient, is_application_error
 from hms_catalog.client._refusing import Refusing, refusal
 from hms_catalog.client._transport import Connection, open_connection
+from hms_catalog.client.config import BORROW_TIMEOUT, ClientConfig, MetastoreUri
 from hms_catalog.client.metrics import ClientMetrics
 from hms_catalog.client.versions import CallForm, is_unknown_method, unsupported_message
 from hms_catalog.errors import (
@@ -56,7 +57,6 @@ from hms_catalog.errors import (
 )
 from hms_catalog.kerberos.config import SASL_ENABLED
 from hms_catalog.kerberos.login import KerberosLogin
-from hms_catalog.properties import BORROW_TIMEOUT, ClientConfig, MetastoreUri
 
 __all__ = ["HmsClientPool", "BorrowedClient", "CallForm", "is_application_error"]
 

@@ -31,8 +31,8 @@ from hms_catalog.commits.structs import partitions_from_text, partitions_text
 from hms_catalog.commits.write_completion import complete_write
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
+from hms_catalog.storage import files
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write import staging
 
 __all__ = ["COMPLETIONS", "COMPLETE_PATIENCE", "partitions_intent"]
 
@@ -78,7 +78,7 @@ class _Folders:
                        for p in partitions if p.sd is not None and p.sd.location}
 
     def make_missing(self) -> None:
-        missing = {name: location for name, location in self.wanted.items() if not staging.exists(self.storage, location)}
+        missing = {name: location for name, location in self.wanted.items() if not files.exists(self.storage, location)}
         if not missing:
             return
         locations = set(missing.values())
@@ -86,8 +86,8 @@ class _Folders:
             names = list(missing)[start : start + _COMPLETE_BATCH]
             for partition in self.reads.get_partitions_by_names(self.database, self.table, names):
                 location = partition.sd.location if partition.sd is not None else None
-                if location is not None and location in locations and not staging.exists(self.storage, location):
-                    staging.make_folder(self.storage, location)
+                if location is not None and location in locations and not files.exists(self.storage, location):
+                    files.make_folder(self.storage, location)
 
     def keep(self) -> None:
         """Look again a few times over about a minute. The abandoned call fails once the completion has added its

@@ -29,8 +29,8 @@ from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.errors import ConfigurationError
+from hms_catalog.storage import files
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write import staging
 
 __all__ = ["process_folder", "finish_unfinished", "RecoveringCatalog"]
 
@@ -105,7 +105,7 @@ def _drop(catalog: RecoveringCatalog, log: UndoLog) -> None:
     and what it had set aside, moved back by the undo)."""
     log.remove()
     if log.staging:
-        staging.delete_folder(catalog.storage, log.staging)
+        files.delete_folder(catalog.storage, log.staging)
 
 
 def _changes_of(log: UndoLog) -> list[tuple[ChangeKind, CatalogObject]]:

@@ -39,8 +39,8 @@ from hms_catalog.commits.completion import COMPLETIONS
 from hms_catalog.commits.rename_completion import follow_path
 from hms_catalog.commits.structs import decode_struct, encode_struct
 from hms_catalog.errors import AlreadyExistsError, NotFoundError
+from hms_catalog.storage import files
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write import staging
 
 __all__ = ["UndoLog", "encode_struct", "decode_struct"]
 
@@ -90,7 +90,7 @@ class UndoLog:
         if not self._moves:
             return []
         moves, self._moves = self._moves, []
-        expanded = [(pair, staging.object_moves(self.storage, *pair)) for pair in moves]
+        expanded = [(pair, files.object_moves(self.storage, *pair)) for pair in moves]
         folders = [list(pair) for pair, objects in expanded if objects is not None]
         listed = [list(each) for pair, objects in expanded for each in (objects if objects is not None else [pair])]
         self._step({"op": "moved", "moves": listed, **({"folders": folders} if folders else {})})
@@ -99,9 +99,9 @@ class UndoLog:
     def _take(self, expanded: list[tuple[tuple[str, str], list[tuple[str, str]] | None]]) -> None:
         for (source, target), objects in expanded:
             if objects is None:
-                staging.move(self.storage, source, target)
+                files.move(self.storage, source, target)
             else:
-                staging.move_objects(self.storage, source, objects)
+                files.move_objects(self.storage, source, objects)
 
     def will(self, op: str, **step: Any) -> None:
         """Write down a step about to be taken (undone on failure whether or not it was taken)."""
@@ -193,7 +193,7 @@ class UndoLog:
     def finish(self) -> None:
         """Take the deletes of a commit that is done; the log is removed once they are."""
         for location in self.deletes:
-            staging.delete_any(self.storage, location)
+            files.delete_any(self.storage, location)
         self.remove()
 
     def remove(self) -> None:
@@ -246,25 +246,25 @@ def _moved(storage: StorageResolver, step: dict[str, Any]) -> None:
     first: the metastore makes a partition's folder when a partition whose folder is missing is added (a
     later step's undo re-adds a dropped partition before this one moves its files back)."""
     for source, target in reversed(step["moves"]):
-        if not staging.exists(storage, target):
+        if not files.exists(storage, target):
             continue
-        if staging.exists(storage, source):
-            if not staging.is_empty_folder(storage, source):
+        if files.exists(storage, source):
+            if not files.is_empty_folder(storage, source):
                 continue
-            staging.delete_folder(storage, source)
-        staging.move(storage, target, source)
+            files.delete_folder(storage, source)
+        files.move(storage, target, source)
     for _, target in step.get("folders", []):  # an object store's folders moved object by object: their markers
-        staging.delete_if_no_objects(storage, target)
+        files.delete_if_no_objects(storage, target)
 
 
 def _moved_again(storage: StorageResolver, step: dict[str, Any]) -> None:
     """Take, in order, each rename not taken yet: its source still there and its target not (a kill in the middle
     of the step's renames); an object store's emptied folders then lose their markers, as the move does."""
     for source, target in step["moves"]:
-        if staging.exists(storage, source) and not staging.exists(storage, target):
-            staging.move(storage, source, target)
+        if files.exists(storage, source) and not files.exists(storage, target):
+            files.move(storage, source, target)
     for source, _ in step.get("folders", []):
-        staging.delete_if_no_objects(storage, source)
+        files.delete_if_no_objects(storage, source)
 
 
 def _added_partitions(client: MetastoreWrites, step: dict[str, Any]) -> None:

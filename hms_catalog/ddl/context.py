@@ -131,7 +131,7 @@ class DdlContext:
         each call written to an undo log before it is made (see :mod:`hms_catalog.commits`). A failure undoes
         the calls before it; a process killed in the middle leaves the log, which the next start undoes, or
         once the block ended (the log marked done) records the change if the kill came before that."""
-        log = self.catalog.write_jobs.open_log(f"ddl-{secrets.token_hex(8)}", database, table, source=ChangeSource.DDL.value)
+        log: UndoLog = self.catalog.write_jobs.open_log(f"ddl-{secrets.token_hex(8)}", database, table, source=ChangeSource.DDL.value)
         with log.whole(self.client):
             yield log
 

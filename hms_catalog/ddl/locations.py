@@ -9,9 +9,8 @@ a later DROP of the table or partition would delete.
 
 from __future__ import annotations
 
-import pyarrow.fs as pafs
-
 from hms_catalog.errors import ConfigurationError, StorageError
+from hms_catalog.storage import files
 from hms_catalog.storage.resolver import StorageResolver
 
 __all__ = ["check_location", "is_relative", "resolved_location", "remaining_files", "delete_remaining"]
@@ -44,9 +43,7 @@ def check_location(location: str, owner: str, storage: StorageResolver) -> None:
     _refuse_empty(location, owner)
     try:
         storage.check_container(location)
-        filesystem, path = storage.resolve(location)
-        info = filesystem.get_file_info(path)
-        if info.type == pafs.FileType.File:
+        if files.is_file(storage, location):
             raise ConfigurationError(f"LOCATION '{location}' of {owner} is a file, not a folder")
     except ConfigurationError:
         raise
@@ -59,11 +56,9 @@ def remaining_files(location: str | None, storage: StorageResolver, limit: int =
     if not location:
         return []
     try:
-        filesystem, path = storage.resolve(location)
-        found = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        return files.file_paths(storage, location)[:limit]
     except (OSError, ValueError, StorageError):
         return []
-    return [entry.path for entry in found if entry.type == pafs.FileType.File][:limit]
 
 
 def delete_remaining(location: str | None, storage: StorageResolver) -> list[str]:
@@ -73,8 +68,7 @@ def delete_remaining(location: str | None, storage: StorageResolver) -> list[str
     if not location or not remaining_files(location, storage, 1):
         return []
     try:
-        filesystem, path = storage.resolve(location)
-        filesystem.delete_dir(path)
+        files.delete_folder(storage, location)
     except FileNotFoundError:
         return []
     except (OSError, ValueError, StorageError):

@@ -7,7 +7,7 @@ next start. Dropping takes every partition a (possibly partial) spec matches,
 by name, in batches; a managed table's partition files go with it, an external one's stay. RECOVER
 PARTITIONS (``MSCK REPAIR TABLE``) lists the table's folders once and adds the ``k=v`` folders the
 metastore lacks; with SYNC it also drops the partitions whose folder is gone (their own location, which may
-be elsewhere). It also deletes the staging folders crashed writes left (:mod:`hms_catalog.write.cleanup`).
+be elsewhere). It also deletes the staging folders crashed writes left (:func:`hms_catalog.commits.staging.remove_stale_staging`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pyarrow.fs as pafs
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.commits.completion import partitions_intent
+from hms_catalog.commits.staging import remove_stale_staging, table_root
 from hms_catalog.ddl.alter import partition_provider
 from hms_catalog.ddl.context import DdlContext, DdlOutcome, RecordedChanges, table_locked
 from hms_catalog.ddl.locations import check_location, delete_remaining, resolved_location
@@ -27,10 +28,9 @@ from hms_catalog.ddl.tables import changeable_table
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError, MetastoreError, NotFoundError
 from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name, parse_partition_name
+from hms_catalog.storage.files import exists
 from hms_catalog.storage.locations import is_hidden
 from hms_catalog.storage.resolver import StorageResolver, split_location
-from hms_catalog.write.cleanup import remove_stale_staging
-from hms_catalog.write.staging import exists, table_root
 
 __all__ = ["add_partitions", "drop_partitions", "recover_partitions"]
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hms_catalog._lazy import Lazy
 from hms_catalog._locks import TableLocks
@@ -19,7 +18,6 @@ from hms_catalog.model.database import ExternalDatabase
 from hms_catalog.model.table import ExternalTable
 from hms_catalog.storage.engines import pyiceberg_properties
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write.jobs import WriteJobs
 
 if TYPE_CHECKING:
     from hms_catalog.client.calls import MetastoreCalls
@@ -56,7 +54,7 @@ class ExternalCatalog:
         caches: CatalogCaches | None = None,
         *,
         follow_lease: FollowLease | None = None,
-        commits: Path | None = None,
+        write_jobs: Any = None,
         follow_on_first_use: bool = True,
         followed: bool = True,
         storage: StorageResolver | None = None,
@@ -82,8 +80,11 @@ class ExternalCatalog:
         self._followed = followed or follow_on_first_use
         self._following = Lazy(self._first_use)
         self.ddl_locks = TableLocks()  # DDLs on one table (or database) of this catalog run one at a time
-        # writes begun and not committed or aborted, what commits replaced, and where commits keep their undo logs
-        self.write_jobs = WriteJobs(commits, self.storage)
+        # Writes begun and not committed or aborted, what commits replaced, and where commits keep their undo logs:
+        # a hms_catalog.write.jobs.WriteJobs over this catalog's storage, made by whoever builds the catalog (the
+        # manager; None for a catalog that takes no writes). The write path reads tables through this model, so
+        # the model names none of the write path's types: the write path reaches it typed by write.jobs.jobs_of.
+        self.write_jobs: Any = write_jobs
 
     @property
     def name(self) -> str:

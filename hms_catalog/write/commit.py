@@ -33,14 +33,15 @@ from dataclasses import dataclass
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits import staging
 from hms_catalog.commits.structs import located
 from hms_catalog.commits.undo import UndoLog, encode_struct
 from hms_catalog.commits.write_completion import write_intent
 from hms_catalog.ddl.context import DdlContext, RecordedChanges
 from hms_catalog.errors import AlreadyExistsError, WriteConflictError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
-from hms_catalog.write import staging
-from hms_catalog.write.jobs import WHOLE_TABLE, WriteJob
+from hms_catalog.storage.files import exists, files_under, make_folder, visible_children
+from hms_catalog.write.jobs import WHOLE_TABLE, WriteJob, jobs_of
 from hms_catalog.write.modes import PartitionChanges, PartitionNames, WriteMode, write_mode
 from hms_catalog.write.request import (
     CommitRequest,
@@ -63,13 +64,13 @@ def commit_write(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Writ
     database, name = job.database, job.table
     full = f"{ctx.catalog.name}.{database}.{name}"
     with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
-        ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
+        jobs_of(ctx.catalog).finish_unfinished(ctx.catalog, (database, name))
         struct = ctx.catalog.client.get_table(database, name)
         target = write_target(struct, full)
         request = drop_unlisted(ctx.catalog.storage, job.staging, request)
         keys = [k.name.lower() for k in struct.partitionKeys or []]
         mode = write_mode(request, keys, target.hive_table)
-        log = ctx.catalog.write_jobs.undo_log(job)
+        log = jobs_of(ctx.catalog).undo_log(job)
         commit = _Commit(ctx, job, struct, mode, log, changes)
         with log.whole(ctx.client):
             counts = commit.partitioned(keys, request) if keys else commit.unpartitioned(request)
@@ -87,7 +88,7 @@ def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
     """Move what ``location`` holds aside, into the job's staging folder (or beside it, hidden, when it lies
     outside the table's folder), deleted once the commit is done: the folder itself in one rename, or its
     visible entries one by one when it holds the staging folder (a table's root)."""
-    if not staging.exists(log.storage, location):
+    if not exists(log.storage, location):
         return
     if staging.is_within(location, job.root):
         backup = f"{job.staging}/.replaced/{len(log.deletes)}"
@@ -95,7 +96,7 @@ def set_aside(log: UndoLog, job: WriteJob, location: str) -> None:
         backup = f"{posixpath.dirname(location.rstrip('/'))}/.hms-replaced-{job.id}-{len(log.deletes)}"
     log.delete_later(backup)
     if staging.is_within(job.staging, location):
-        for child in staging.visible_children(log.storage, location):
+        for child in visible_children(log.storage, location):
             log.will_move(child, f"{backup}/{posixpath.basename(child.rstrip('/'))}")
     else:
         log.will_move(location, backup)
@@ -107,7 +108,7 @@ def move_files_in(log: UndoLog, job: WriteJob, location: str, files: list[Writte
     for written in files:
         name = posixpath.basename(written.path)
         target = f"{location.rstrip('/')}/{name}"
-        taken = staging.exists(log.storage, target)
+        taken = exists(log.storage, target)
         log.will_move(f"{job.staging}/{written.path}", f"{location.rstrip('/')}/{job.id}-{name}" if taken else target)
 
 
@@ -149,7 +150,7 @@ class _Commit:
                                                        replaced=set(plan.replaced), dropped=plan.dropped, new_table=None,
                                                        deletes=self.log.deletes))
         self._metastore(added, changed, existing, plan.dropped)
-        self.ctx.catalog.write_jobs.record(job, set(written) | set(plan.dropped) if self.mode.replaces else set())
+        jobs_of(self.ctx.catalog).record(job, set(written) | set(plan.dropped) if self.mode.replaces else set())
         return len(plan.new), len(plan.replaced), len(plan.appended), len(plan.dropped)
 
     def unpartitioned(self, request: CommitRequest) -> tuple[int, int, int, int]:
@@ -166,7 +167,7 @@ class _Commit:
             set_aside(self.log, job, root)
         if staging.normalized(location) != staging.normalized(root):
             if not self.mode.replaces:
-                for relative, (path, _) in staging.files_under(self.ctx.catalog.storage, location).items():
+                for relative, (path, _) in files_under(self.ctx.catalog.storage, location).items():
                     self.log.will_move(path, f"{root}/{job.id}-{relative.replace('/', '-')}")
             self.log.delete_later(location)
         move_files_in(self.log, job, root, files)
@@ -176,7 +177,7 @@ class _Commit:
                                                        dropped=[], new_table=new, deletes=self.log.deletes))
         self.log.will("altered_table", database=job.database, table=job.table, old=encode_struct(struct))
         self.ctx.client.alter_table(job.database, job.table, new, keep_statistics=True)
-        self.ctx.catalog.write_jobs.record(job, {WHOLE_TABLE} if self.mode.replaces else set())
+        jobs_of(self.ctx.catalog).record(job, {WHOLE_TABLE} if self.mode.replaces else set())
         return (0, 1, 0, 0) if self.mode.replaces else (0, 0, 1, 0)
 
     def _partitions(self, keys: list[str], names: list[str]) -> dict[str, ttypes.Partition]:
@@ -188,13 +189,13 @@ class _Commit:
     def _place(self, location: str, group: WrittenPartition, *, keep: bool) -> None:
         """Make ``location`` hold the group's files: its folder renamed there (what was there set aside
         first), or with ``keep`` (an append to a folder no partition listed) the files moved in."""
-        if keep and staging.exists(self.ctx.catalog.storage, location):
+        if keep and exists(self.ctx.catalog.storage, location):
             move_files_in(self.log, self.job, location, group.files)
             return
         set_aside(self.log, self.job, location)
         source = f"{self.job.staging}/{group.folder}"
         if not group.files:
-            staging.make_folder(self.ctx.catalog.storage, source)  # a full spec's partition that no row went to: present and empty
+            make_folder(self.ctx.catalog.storage, source)  # a full spec's partition that no row went to: present and empty
         self.log.will_move(source, location)
 
     def _new_structs(self, new: dict[str, WrittenPartition]) -> list[ttypes.Partition]:
@@ -205,7 +206,7 @@ class _Commit:
             sd = located(struct.sd, location)
             values = [DEFAULT_PARTITION if v is None else v for v in group.values]
             parameters = written_parameters({}, group.files)
-            if not self.mode.replaces and staging.exists(self.ctx.catalog.storage, location):  # files of no partition stay, and count
+            if not self.mode.replaces and exists(self.ctx.catalog.storage, location):  # files of no partition stay, and count
                 parameters = appended_parameters(self.ctx.catalog.storage, ttypes.Partition(parameters={}, sd=sd), group.files)
             parts.append(ttypes.Partition(values=values, dbName=struct.dbName, tableName=struct.tableName, sd=sd, parameters=parameters))
         return parts
@@ -254,7 +255,7 @@ class _Commit:
 
 
 def _check_conflicts(ctx: DdlContext, job: WriteJob, names: set[str]) -> None:
-    touched, other = ctx.catalog.write_jobs.touched_since(job, names or {WHOLE_TABLE})
+    touched, other = jobs_of(ctx.catalog).touched_since(job, names or {WHOLE_TABLE})
     if touched:
         shown = ", ".join(sorted(n or "the whole table" for n in touched)[:5])
         raise WriteConflictError(f"write conflict on {ctx.catalog.name}.{job.database}.{job.table}: {shown} "

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.commits import staging
 from hms_catalog.commits.undo import UndoLog, encode_struct
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.structs import table_struct
 from hms_catalog.errors import AlreadyExistsError, NotFoundError
 from hms_catalog.formats.partition_names import DEFAULT_PARTITION, make_partition_name
-from hms_catalog.write import staging
 from hms_catalog.write.commit import move_files_in, set_aside
-from hms_catalog.write.jobs import WriteJob
+from hms_catalog.write.jobs import WriteJob, jobs_of
 from hms_catalog.write.request import CommitRequest, WriteOutcome, drop_unlisted, group_files
 from hms_catalog.write.statistics import written_parameters
 
@@ -33,13 +33,13 @@ def commit_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> Wri
     full = f"{ctx.catalog.name}.{database}.{name}"
     client = ctx.client
     with ctx.changing([(database, name)], source=ChangeSource.WRITE) as changes:
-        ctx.catalog.write_jobs.finish_unfinished(ctx.catalog, (database, name))
+        jobs_of(ctx.catalog).finish_unfinished(ctx.catalog, (database, name))
         request = drop_unlisted(ctx.catalog.storage, job.staging, request)
         old = existing_table(ctx, database, name, replace=job.replace)
         struct = table_struct(job.create, job.root)
         keys = [k.name.lower() for k in struct.partitionKeys or []]
         groups = group_files(keys, request.files) if keys else {}
-        log = ctx.catalog.write_jobs.undo_log(job)
+        log = jobs_of(ctx.catalog).undo_log(job)
         with log.whole(client):
             if old is not None:
                 changes.expect("DROP_TABLE", database, name, 1)

@@ -26,7 +26,7 @@ from hms_catalog.formats.detect import TableFormat, detect
 from hms_catalog.write.create import existing_table
 from hms_catalog.write.iceberg import target_of
 from hms_catalog.write.iceberg_files import data_file
-from hms_catalog.write.jobs import WriteJob
+from hms_catalog.write.jobs import WriteJob, jobs_of
 from hms_catalog.write.request import CommitRequest, WriteOutcome, drop_unlisted
 
 __all__ = ["begin_iceberg_create", "commit_iceberg_create", "new_schema_and_spec"]
@@ -69,7 +69,7 @@ def begin_iceberg_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> 
     location = (spec.location or default_location(ctx, database, name)).rstrip("/")
     schema, partitioning = new_schema_and_spec(spec)
     target = target_of(database, name, location, schema, partitioning, dict(spec.properties), full)
-    return ctx.catalog.write_jobs.begin(database, name, target.location, target, create=spec, replace=replace)
+    return jobs_of(ctx.catalog).begin(database, name, target.location, target, create=spec, replace=replace)
 
 
 def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
@@ -93,7 +93,7 @@ def commit_iceberg_create(ctx: DdlContext, job: WriteJob, request: CommitRequest
             old = None
         if old is not None and not job.replace:
             raise AlreadyExistsError("table", full)
-        log = ctx.catalog.write_jobs.undo_log(job)
+        log = jobs_of(ctx.catalog).undo_log(job)
         with log.whole(ctx.client):
             if old is not None:  # the replaced table's definition is kept in the log, made again by an undo
                 changes.expect("DROP_TABLE", database, name, 1)

@@ -13,16 +13,20 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hms_catalog.commits.recovery import RecoveringCatalog, finish_unfinished, process_folder
+from hms_catalog.commits.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.commits.undo import UndoLog
 from hms_catalog.ddl.specs import TableSpec
-from hms_catalog.errors import NotFoundError
+from hms_catalog.errors import ConfigurationError, NotFoundError
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write.staging import new_job_id, staging_folder, valid_job_id
 from hms_catalog.write.target import WriteTarget
 
-__all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE", "SILENT_SECONDS"]
+if TYPE_CHECKING:
+    from hms_catalog.model import ExternalCatalog
+
+__all__ = ["WriteJob", "WriteJobs", "WHOLE_TABLE", "SILENT_SECONDS", "jobs_of"]
 
 WHOLE_TABLE = ""  # what an unpartitioned table's write touches, in the journal
 SILENT_SECONDS = 30.0  # a job not heard of for this long is taken for dead (its driver renews it every 5 s)
@@ -148,3 +152,12 @@ class WriteJobs:
     def _prune(self) -> None:
         oldest = min((j.began for j in self._jobs.values()), default=self._sequence)
         self._journal = [entry for entry in self._journal if entry[0] > oldest]
+
+
+def jobs_of(catalog: ExternalCatalog) -> WriteJobs:
+    """The catalog's write jobs, typed: the model holds them without naming this module (it sits below the
+    write path), so the write path takes them from it here; a catalog built without them takes no writes."""
+    jobs = catalog.write_jobs
+    if not isinstance(jobs, WriteJobs):
+        raise ConfigurationError(f"catalog '{catalog.name}' was built without write jobs: it takes no writes")
+    return jobs

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 
+from hms_catalog.commits.staging import remove_stale_staging, table_root
 from hms_catalog.ddl.context import DdlContext
 from hms_catalog.ddl.specs import TableSpec
 from hms_catalog.ddl.structs import table_struct
 from hms_catalog.ddl.tables import default_location
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.detect import TableFormat, detect
-from hms_catalog.write import staging
-from hms_catalog.write.cleanup import remove_stale_staging
+from hms_catalog.storage.files import delete_folder, files_under
 from hms_catalog.write.commit import commit_write
 from hms_catalog.write.create import commit_create, existing_table
 from hms_catalog.write.iceberg import commit_iceberg, iceberg_target
 from hms_catalog.write.iceberg_create import begin_iceberg_create, commit_iceberg_create
-from hms_catalog.write.jobs import WriteJob
+from hms_catalog.write.jobs import WriteJob, jobs_of
 from hms_catalog.write.request import CommitRequest, WriteOutcome
 from hms_catalog.write.target import write_target
 
@@ -37,11 +37,11 @@ def begin_write(ctx: DdlContext, database: str, table: str) -> WriteJob:
     struct = ctx.catalog.client.get_table(database, table)
     if detect(struct).format is TableFormat.ICEBERG:
         target = iceberg_target(ctx, struct, full)
-        return ctx.catalog.write_jobs.begin(database, table, target.location, target)
+        return jobs_of(ctx.catalog).begin(database, table, target.location, target)
     target = write_target(struct, full)
-    root = staging.table_root(target.location)
+    root = table_root(target.location)
     remove_stale_staging(ctx.catalog, struct, root)
-    return ctx.catalog.write_jobs.begin(database, table, root, target)
+    return jobs_of(ctx.catalog).begin(database, table, root, target)
 
 
 def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob:
@@ -57,7 +57,7 @@ def begin_create(ctx: DdlContext, spec: TableSpec, *, replace: bool) -> WriteJob
     struct.dbName, struct.tableName = database, name
     target = write_target(struct, full)
     root = location.rstrip("/")
-    return ctx.catalog.write_jobs.begin(database, name, root, target, create=spec, replace=replace)
+    return jobs_of(ctx.catalog).begin(database, name, root, target, create=spec, replace=replace)
 
 
 def commit_job(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteOutcome:
@@ -72,12 +72,12 @@ def commit_job(ctx: DdlContext, job: WriteJob, request: CommitRequest) -> WriteO
     try:
         outcome = commit(ctx, job, request)
     except BaseException:
-        if ctx.catalog.write_jobs.left_unfinished(job.id):
-            ctx.catalog.write_jobs.end(job.id)  # its undo failed: the staging folder holds what it set aside
+        if jobs_of(ctx.catalog).left_unfinished(job.id):
+            jobs_of(ctx.catalog).end(job.id)  # its undo failed: the staging folder holds what it set aside
         else:
             abort_write(ctx, job)
         raise
-    ctx.catalog.write_jobs.end(job.id)
+    jobs_of(ctx.catalog).end(job.id)
     return outcome
 
 
@@ -85,11 +85,11 @@ def abort_write(ctx: DdlContext, job: WriteJob) -> None:
     """Delete what the job wrote; a CREATE TABLE AS's folder too, when the table does not exist and the
     folder holds nothing visible."""
     try:
-        staging.delete_folder(ctx.catalog.storage, job.staging)
-        if job.create is not None and not staging.files_under(ctx.catalog.storage, job.root):
+        delete_folder(ctx.catalog.storage, job.staging)
+        if job.create is not None and not files_under(ctx.catalog.storage, job.root):
             try:
                 ctx.catalog.client.get_table(job.database, job.table)
             except NotFoundError:
-                staging.delete_folder(ctx.catalog.storage, job.root)
+                delete_folder(ctx.catalog.storage, job.root)
     finally:
-        ctx.catalog.write_jobs.end(job.id)
+        jobs_of(ctx.catalog).end(job.id)

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.formats.partition_names import make_partition_name
+from hms_catalog.storage.files import delete_files, files_under
+from hms_catalog.storage.locations import is_hidden
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write import staging
 
 __all__ = ["WrittenFile", "CommitRequest", "WriteOutcome", "WrittenPartition", "drop_unlisted", "group_files", "MODES"]
 
@@ -71,10 +72,10 @@ def drop_unlisted(storage: StorageResolver, folder: str, request: CommitRequest)
     listed); the request with each file's size as the folder has it."""
     listed = {posixpath.normpath(f.path): f for f in request.files}
     for relative in listed:
-        if relative.startswith(("/", "..")) or staging.is_hidden(relative):
+        if relative.startswith(("/", "..")) or is_hidden(relative):
             raise ConfigurationError(f"written file '{relative}' is not a visible file under the job's staging folder")
-    present = staging.files_under(storage, folder)
-    staging.delete_files(storage, (location for relative, (location, _) in present.items() if relative not in listed))
+    present = files_under(storage, folder)
+    delete_files(storage, (location for relative, (location, _) in present.items() if relative not in listed))
     missing = sorted(set(listed) - set(present))
     if missing:
         raise ConfigurationError(f"{len(missing)} written file(s) are not in the job's staging folder {folder} "

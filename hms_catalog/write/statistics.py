@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from hms_catalog.client.hive_thrift import ttypes
+from hms_catalog.storage.files import folder_stats
 from hms_catalog.storage.resolver import StorageResolver
-from hms_catalog.write.staging import folder_stats
 
 __all__ = ["written_parameters", "appended_parameters"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hms_catalog.commits import staging
 from hms_catalog.storage import StorageResolver
-from hms_catalog.write import staging
 from hms_catalog.write.jobs import SILENT_SECONDS, WHOLE_TABLE, WriteJobs
 from hms_catalog.write.target import WriteTarget
 

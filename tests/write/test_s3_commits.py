@@ -4,7 +4,7 @@ catalog's own write API as the service's write routes call it.
 Spark here has no ``hadoop-aws``, so the writer is simulated as the connector behaves: a job is begun, its
 Parquet files are put with pyarrow (through the catalog's storage) where the connector's tasks put them in
 the job's staging folder, and the list is committed. On an object store a folder's rename is a copy and a
-delete of each object (``staging.move_objects``), so what these tests prove is that the commit's moves,
+delete of each object (``hms_catalog.storage.files.move_objects``), so what these tests prove is that the commit's moves,
 its clean-up and its undo log work object by object: the plan and a read of its files give exactly the rows
 expected, no staging or set-aside object is left, and a commit that fails half-way leaves the table's
 objects and partitions as they were.

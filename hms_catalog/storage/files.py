@@ -1,57 +1,27 @@
-"""Where a write's files wait for their commit, and the file operations of a commit.
+"""The file operations of the core: make a folder, move, delete, look whether something exists, list what a
+folder holds; each a function of a catalog's :class:`~hms_catalog.storage.resolver.StorageResolver`.
 
-Each job writes under ``<table root>/.hms-staging-<job id>/`` (``k=v/...`` folders as Hive lays them out).
-The leading dot hides the folder from every listing of the table, this project's and Hadoop's and
-Spark's. A commit renames the job's folders and files out of it to the table's own locations, and sets
-aside what it replaces into it until it is done. (Older releases pointed replaced partitions into a
-staging folder and marked it committed: the table's root is its location with any staging folder taken
-off, and a write moves such a location back to the table's own folder.)
-Locations are Hadoop paths: nothing here percent-decodes them (see :mod:`hms_catalog.storage.locations`).
+They live with the resolver, not with their callers, so that the write path, the commits that undo or
+complete it, DDL and the Iceberg REST endpoint all reach files the same way without importing one another
+(a commit undoes a write's moves, and a write takes the commit's steps: both need the moves, and neither
+may need the other back). Locations are Hadoop paths: nothing here percent-decodes them (see
+:mod:`hms_catalog.storage.locations`). What the folders mean (a write's staging folder) is the callers'.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from hms_catalog.storage.locations import is_hidden, join_location, normalize_location
+from hms_catalog.storage.locations import is_hidden, join_location
 from hms_catalog.storage.resolver import StorageResolver
 
-__all__ = ["is_hidden", "files_under", "normalized", "staging_ancestor", "make_folder",
-           "delete_any", "object_moves", "move_objects", "move_object", "delete_if_no_objects",
-           "is_empty_folder", "STAGING_PREFIX", "FolderStats", "new_job_id", "table_root", "staging_folder", "folder_stats", "move",
-           "delete_folder", "delete_files", "stale_staging", "exists", "is_within", "valid_job_id", "visible_children"]
-
-STAGING_PREFIX = ".hms-staging-"
-_JOB_ID = re.compile(r"^[0-9a-z-]{8,64}$")
-_STAGED_TAIL = re.compile(r"/" + re.escape(STAGING_PREFIX) + r"[0-9a-z-]+(/.*)?$")
-
-
-def new_job_id() -> str:
-    return secrets.token_hex(8)
-
-
-def valid_job_id(job: str) -> bool:
-    return bool(_JOB_ID.match(job))
-
-
-def table_root(location: str) -> str:
-    """``location`` without a staging folder it points into (an unpartitioned table replaced by a write)."""
-    return _STAGED_TAIL.sub("", location.rstrip("/"))
-
-
-def staging_folder(root: str, job: str) -> str:
-    return f"{root.rstrip('/')}/{STAGING_PREFIX}{job}"
-
-
-def is_within(location: str, folder: str) -> bool:
-    location, folder = normalize_location(location).rstrip("/"), normalize_location(folder).rstrip("/")
-    return location == folder or location.startswith(folder + "/")
+__all__ = ["FolderStats", "folder_stats", "files_under", "file_paths", "visible_children", "exists", "is_file",
+           "is_empty_folder", "make_folder", "move", "object_moves", "move_objects", "move_object", "delete_any",
+           "delete_if_no_objects", "delete_folder", "delete_files"]
 
 
 @dataclass(frozen=True)
@@ -83,36 +53,30 @@ def files_under(storage: StorageResolver, location: str) -> dict[str, tuple[str,
     return found
 
 
-def normalized(location: str) -> str:
-    return normalize_location(location).rstrip("/")
-
-
-def staging_ancestor(root: str, location: str) -> str | None:
-    """The staging folder of ``root`` that ``location`` is in, if any."""
-    relative = normalized(location)[len(normalized(root)) + 1:]
-    first = relative.split("/", 1)[0]
-    return f"{root.rstrip('/')}/{first}" if first.startswith(STAGING_PREFIX) else None
-
-
-def make_folder(storage: StorageResolver, location: str) -> None:
+def file_paths(storage: StorageResolver, location: str) -> list[str]:
+    """Every file under ``location``, recursively, hidden ones too, as the filesystem names them (for a
+    message: what a drop left behind)."""
     filesystem, path = storage.resolve(location)
-    filesystem.create_dir(path, recursive=True)
+    found = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    return [entry.path for entry in found if entry.type == pafs.FileType.File]
 
 
-
-
-def delete_any(storage: StorageResolver, location: str) -> None:
+def visible_children(storage: StorageResolver, location: str) -> list[str]:
+    """The visible files and folders directly under ``location``, as locations."""
     filesystem, path = storage.resolve(location)
-    info = filesystem.get_file_info(path)
-    if info.type == pafs.FileType.Directory:
-        filesystem.delete_dir(path)
-    elif info.type == pafs.FileType.File:
-        filesystem.delete_file(path)
+    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    return [join_location(location, info.path) for info in infos if not is_hidden(info.base_name)]
 
 
 def exists(storage: StorageResolver, location: str) -> bool:
     filesystem, path = storage.resolve(location)
     return filesystem.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def is_file(storage: StorageResolver, location: str) -> bool:
+    """Whether ``location`` is a file (where a folder is wanted, say)."""
+    filesystem, path = storage.resolve(location)
+    return filesystem.get_file_info(path).type == pafs.FileType.File
 
 
 def is_empty_folder(storage: StorageResolver, location: str) -> bool:
@@ -121,6 +85,12 @@ def is_empty_folder(storage: StorageResolver, location: str) -> bool:
     if filesystem.get_file_info(path).type != pafs.FileType.Directory:
         return False
     return not filesystem.get_file_info(pafs.FileSelector(path, recursive=False))
+
+
+def make_folder(storage: StorageResolver, location: str) -> None:
+    """Make ``location`` a folder, with its parents (nothing to do where it is one already)."""
+    filesystem, path = storage.resolve(location)
+    filesystem.create_dir(path, recursive=True)
 
 
 def move(storage: StorageResolver, source: str, target: str) -> None:
@@ -169,6 +139,16 @@ def move_object(storage: StorageResolver, source: str, target: str) -> None:
     filesystem.move(source_path, target_path)
 
 
+def delete_any(storage: StorageResolver, location: str) -> None:
+    """Delete the file or folder ``location``; nothing there, nothing to do."""
+    filesystem, path = storage.resolve(location)
+    info = filesystem.get_file_info(path)
+    if info.type == pafs.FileType.Directory:
+        filesystem.delete_dir(path)
+    elif info.type == pafs.FileType.File:
+        filesystem.delete_file(path)
+
+
 def delete_if_no_objects(storage: StorageResolver, location: str) -> None:
     """Delete the folder ``location`` when no file is under it: the markers an object store keeps of a folder
     whose objects were all moved away."""
@@ -180,37 +160,15 @@ def delete_if_no_objects(storage: StorageResolver, location: str) -> None:
 
 
 def delete_folder(storage: StorageResolver, location: str) -> None:
+    """Delete the folder ``location`` and all it holds; nothing to do where there is no folder."""
     filesystem, path = storage.resolve(location)
     if filesystem.get_file_info(path).type == pafs.FileType.Directory:
         filesystem.delete_dir(path)
 
 
 def delete_files(storage: StorageResolver, locations: Iterable[str]) -> None:
+    """Delete each file of ``locations``; one already gone is no error."""
     for location in locations:
         filesystem, path = storage.resolve(location)
         with contextlib.suppress(FileNotFoundError):
             filesystem.delete_file(path)
-
-
-def visible_children(storage: StorageResolver, location: str) -> list[str]:
-    """The visible files and folders directly under ``location``, as locations."""
-    filesystem, path = storage.resolve(location)
-    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
-    return [join_location(location, info.path) for info in infos if not is_hidden(info.base_name)]
-
-
-def stale_staging(storage: StorageResolver, root: str, live: Iterable[str], current: Iterable[str]) -> list[str]:
-    """The staging folders under ``root`` of no live job that hold no current location (a crashed job's)."""
-    filesystem, path = storage.resolve(root)
-    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
-    keep = set(live)
-    locations = list(current)
-    stale = []
-    for info in infos:
-        if info.type != pafs.FileType.Directory or not info.base_name.startswith(STAGING_PREFIX):
-            continue
-        folder = join_location(root, info.path)
-        if info.base_name[len(STAGING_PREFIX):] in keep or any(is_within(loc, folder) for loc in locations):
-            continue
-        stale.append(folder)
-    return stale
