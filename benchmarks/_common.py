@@ -63,11 +63,12 @@ class Service:
     thread so it never blocks. Found by the line it prints before serving, then by ``/v1/health``; its token
     is the home's ``server.token``."""
 
-    def __init__(self, home: Path, *extra: str, timeout: float = 60.0) -> None:
+    def __init__(self, home: Path, *extra: str, timeout: float = 60.0, cwd: Path | None = None) -> None:
+        """``cwd``: run the service from that source tree (a worktree of another commit) instead of the installed one."""
         self.process = subprocess.Popen(
             [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0", *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=cwd,
         )
         self.lines: list[str] = []
         announced: queue.Queue[str | None] = queue.Queue()

@@ -34,6 +34,7 @@ __all__ = [
     "PlanningError",
     "StorageError",
     "StorageUnavailableError",
+    "VendingDisabledError",
     "EmbeddedMetastoreError",
     "SchemaError",
     "UnsupportedTypeError",
@@ -213,6 +214,13 @@ class StorageUnavailableError(StorageError):
     """A store did not answer within its timeouts, or could not be connected to: retry later (503)."""
 
     error_kind = ErrorKind.UNAVAILABLE
+
+
+class VendingDisabledError(HmsCatalogError):
+    """Storage credentials were asked of a catalog that vends none (``'storage.vending'='none'``): the engine
+    reaches the store with its own settings. A refusal (403), not a fault: the catalog's definition decides."""
+
+    error_kind = ErrorKind.FORBIDDEN
 
 
 class EmbeddedMetastoreError(HmsCatalogError):

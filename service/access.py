@@ -1,22 +1,28 @@
 """Who may do what: the principal a request's token names, what a statement needs, and the refusal.
 
-Three levels: ``read`` runs every read statement, REFRESH and the change feed on every catalog; ``write``
-also changes the catalogs its token lists (databases, tables, partitions); ``admin`` (the server's own
-token) changes every catalog and the catalog definitions themselves. What a statement needs is decided by
-its node type from explicit lists, and a type in none of them needs ``write``: a statement added later
-(a write path, say) is refused to read tokens until it is classified here, never let through by default.
+Three levels: ``read`` runs every read statement, REFRESH and the change feed; ``write`` also changes
+(databases, tables, partitions); ``admin`` (the server's own token) changes every catalog and the catalog
+definitions themselves. A grant's ``catalogs`` limit both what it reads and what it changes (``*``, the
+default, is every catalog). What a statement needs is decided by its node type from explicit lists, and a
+type in none of them needs ``write``: a statement added later (a write path, say) is refused to read
+tokens until it is classified here, never let through by default.
+
+A :class:`Principal` is the grant one credential carries, whatever front end it came through: a named
+token of the REST API and Iceberg REST, or a Kerberos principal of the thrift endpoint (:class:`AccessPolicy`
+names the two sources). Every front end decides through :meth:`Principal.check` and :meth:`Principal.may_read`.
 """
 
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import Enum
 
 from hms_catalog.errors import ErrorKind, HmsCatalogError
 from hms_catalog.sql import ast, ast_ddl
 
-__all__ = ["ADMIN", "Access", "ForbiddenError", "Principal", "required_access", "statement_title", "target_catalog"]
+__all__ = ["ADMIN", "Access", "AccessPolicy", "ForbiddenError", "Principal", "required_access", "statement_title", "target_catalog"]
 
 
 class Access(str, Enum):
@@ -26,7 +32,7 @@ class Access(str, Enum):
 
 
 class ForbiddenError(HmsCatalogError):
-    """The request's token may not do this (403); names the token and what it may do, never its secret."""
+    """The request's credential may not do this (403); names the token or principal and what it may do, never a secret."""
 
     error_kind = ErrorKind.FORBIDDEN
 
@@ -42,31 +48,44 @@ _EVERY = "*"
 
 @dataclass(frozen=True)
 class Principal:
-    """A token's name, access and the catalogs a write token may change (``*``: every one)."""
+    """A credential's name, access and the catalogs it may read and (a write grant) change (``*``: every one).
+
+    ``kind`` says what the name is in refusals: a ``token``'s name, or a Kerberos ``principal``."""
 
     name: str
     access: Access
     catalogs: tuple[str, ...] = (_EVERY,)
+    kind: str = "token"
+
+    def may_read(self, catalog: str) -> bool:
+        return self.access is Access.ADMIN or _EVERY in self.catalogs or catalog.lower() in self.catalogs
 
     def may_change(self, catalog: str) -> bool:
         if self.access is Access.ADMIN:
             return True
-        return self.access is Access.WRITE and (_EVERY in self.catalogs or catalog.lower() in self.catalogs)
+        return self.access is Access.WRITE and self.may_read(catalog)
 
     def limits(self) -> str:
-        """What the token may do, in words, for refusals."""
+        """What the credential may do, in words, for refusals."""
         if self.access is Access.ADMIN:
             return "everything"
-        if self.access is Access.READ:
-            return "read every catalog, but change none"
+        if not self.catalogs:
+            return "do nothing (no entry of the service's tokens file lists it)"
         shown = "every catalog" if _EVERY in self.catalogs else "catalog(s) " + ", ".join(self.catalogs)
-        return f"change {shown} (not the catalog definitions)"
+        if self.access is Access.READ:
+            return f"read {shown}, but change none"
+        return f"read and change {shown} (not the catalog definitions)"
 
     def check(self, need: Access, catalog: str | None, what: str) -> None:
-        """Raise ForbiddenError unless this token may do ``what`` (a statement title) needing ``need`` on ``catalog``."""
-        if need is Access.READ or self.access is Access.ADMIN:
+        """Raise ForbiddenError unless this credential may do ``what`` (a statement title) needing ``need`` on
+        ``catalog``. With no catalog named or selected, a read passes (the statement itself says so)."""
+        if self.access is Access.ADMIN:
             return
-        prefix = f"permission denied: token '{self.name}' may {self.limits()}"
+        prefix = f"permission denied: {self.kind} '{self.name}' may {self.limits()}"
+        if need is Access.READ:
+            if catalog is None or self.may_read(catalog):
+                return
+            raise ForbiddenError(f"{prefix}; {what} reads catalog '{catalog}'", self)
         if need is Access.ADMIN:
             raise ForbiddenError(f"{prefix}; {what} changes catalog definitions, which takes the server's own token", self)
         if self.access is Access.WRITE and (_EVERY in self.catalogs if catalog is None else self.may_change(catalog)):
@@ -76,6 +95,16 @@ class Principal:
 
 
 ADMIN = Principal("admin", Access.ADMIN)
+
+
+class AccessPolicy(ABC):
+    """Who a credential names, with what it may do: the one question every front end asks before deciding
+    with :meth:`Principal.check`. Two sources answer it: the named tokens (a bearer header) and the Kerberos
+    principals those entries list (a thrift connection's SASL identity). None: the credential gets nothing."""
+
+    @abstractmethod
+    def principal(self, credential: str | None) -> Principal | None:
+        """The grant ``credential`` carries, or None."""
 
 # Statements that only read, or only drop what is cached (REFRESH): any token runs them.
 _READS: tuple[type[ast.Statement], ...] = (

@@ -34,7 +34,7 @@ from service.routes import routers
 from service.routes.changes import MAX_WAIT_SECONDS
 from service.state import ServiceState
 from service.thrift import ThriftEndpoint, ThriftSettings
-from service.tokens import NamedToken, TokenTable
+from service.tokens import KerberosPrincipals, NamedToken, TokenTable
 
 __all__ = ["MAX_BODY_BYTES", "MAX_WAIT_SECONDS", "create_app"]
 
@@ -53,7 +53,8 @@ def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedTok
     trail = manager.shared.audit if manager.shared is not None else None
     audit = AuditLog(audit_path if audit_path is not None else manager.store.home / AUDIT_FILE, trail=trail)
     state = ServiceState(manager, audit=audit, stopping=stopping, companions=companions)
-    endpoint = None if thrift is None else ThriftEndpoint(manager, audit, thrift, thrift_listener)
+    endpoint = None if thrift is None else ThriftEndpoint(manager, audit, thrift, thrift_listener,
+                                                          principals=KerberosPrincipals(tokens))
     if endpoint is not None:
         state.companions["thrift"] = endpoint  # shown in /v1/health
 

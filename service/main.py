@@ -26,7 +26,8 @@ from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_d
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
 from service.thrift import ThriftSettings
-from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS, is_loopback
+from service.thrift.kerberos import ALL_PROTECTIONS, ServiceKerberos, parse_protections
+from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS
 from service.tokens import NamedToken, load_tokens, stored_tokens
 
 __all__ = ["COMMAND", "ServeCommand"]
@@ -37,6 +38,9 @@ THRIFT_PORT_ENV = "HMS_CATALOG_THRIFT_PORT"
 THRIFT_HOST_ENV = "HMS_CATALOG_THRIFT_HOST"
 THRIFT_PRIMARY_ENV = "HMS_CATALOG_THRIFT_PRIMARY"
 THRIFT_INSECURE_ENV = "HMS_CATALOG_THRIFT_INSECURE"
+THRIFT_PRINCIPAL_ENV = "HMS_CATALOG_THRIFT_PRINCIPAL"
+THRIFT_KEYTAB_ENV = "HMS_CATALOG_THRIFT_KEYTAB"
+THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
 INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
                     "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
@@ -96,17 +100,30 @@ class ServeCommand:
             "Hive support, Trino, Impala, Flink and pyiceberg's HiveCatalog use the catalog with one setting "
             "(hive.metastore.uris). The primary catalog keeps its database names; every other catalog's databases "
             "appear as <catalog>__<database>. Reads come from the warm caches; changes are forwarded to the owning "
-            "metastore as catalog events, and refused unless the catalog has 'thrift.access'='write'. It does not "
-            "authenticate its clients, so it binds this machine's loopback address only (127.0.0.1, ::1, localhost) "
-            "unless --thrift-insecure says that another address, on a trusted network, is meant.")
+            "metastore as catalog events, and refused unless the catalog has 'thrift.access'='write'. With "
+            "--thrift-principal and --thrift-keytab it authenticates every client with Kerberos (SASL GSSAPI, as a "
+            "secure Hive Metastore does) and may bind any address. Without them it authenticates nobody, so it binds "
+            "this machine's loopback address only (127.0.0.1, ::1, localhost) unless --thrift-insecure says that "
+            "another address, on a trusted network, is meant.")
         thrift.add_argument("--thrift-port", type=int, default=_env_int(THRIFT_PORT_ENV),
                             help=f"port of the endpoint (off unless given; 0 picks a free one; default ${THRIFT_PORT_ENV})")
         thrift.add_argument("--thrift-host", default=os.environ.get(THRIFT_HOST_ENV, DEFAULT_HOST),
                             help=f"address of the endpoint (default ${THRIFT_HOST_ENV}, else {DEFAULT_HOST}: this machine only)")
         thrift.add_argument("--thrift-insecure", action="store_true",
                             default=os.environ.get(THRIFT_INSECURE_ENV, "").lower() in ("1", "true", "yes"),
-                            help=f"allow --thrift-host to be an address other machines reach (0.0.0.0 included), where "
-                                 f"the endpoint {INSECURE_EXPOSES} (default ${THRIFT_INSECURE_ENV})")
+                            help=f"without Kerberos, allow --thrift-host to be an address other machines reach (0.0.0.0 "
+                                 f"included), where the endpoint {INSECURE_EXPOSES} (default ${THRIFT_INSECURE_ENV})")
+        thrift.add_argument("--thrift-principal", default=os.environ.get(THRIFT_PRINCIPAL_ENV) or None, metavar="PRINCIPAL",
+                            help="the endpoint's Kerberos service principal, such as hive/_HOST@EXAMPLE.COM: clients must "
+                                 "authenticate with SASL GSSAPI (hive.metastore.sasl.enabled=true). _HOST becomes the "
+                                 "canonical name of --thrift-host, or this machine's name for 0.0.0.0, as in Hadoop "
+                                 f"(default ${THRIFT_PRINCIPAL_ENV}; needs --thrift-keytab)")
+        thrift.add_argument("--thrift-keytab", type=Path, default=_env_path(THRIFT_KEYTAB_ENV), metavar="FILE",
+                            help=f"the keytab holding the principal's keys (default ${THRIFT_KEYTAB_ENV})")
+        thrift.add_argument("--thrift-qop", default=os.environ.get(THRIFT_QOP_ENV, ",".join(ALL_PROTECTIONS)), metavar="QOP",
+                            help="the SASL protections a Kerberos client may choose (hadoop.rpc.protection), comma "
+                                 "separated: auth (authentication), auth-int (integrity), auth-conf (privacy) (default "
+                                 f"${THRIFT_QOP_ENV}, else all three)")
         thrift.add_argument("--thrift-primary", default=os.environ.get(THRIFT_PRIMARY_ENV, DEFAULT_PRIMARY), metavar="CATALOG",
                             help=f"the catalog whose databases keep their names (default ${THRIFT_PRIMARY_ENV}, else "
                                  f"'{DEFAULT_PRIMARY}')")
@@ -118,13 +135,14 @@ class ServeCommand:
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
         thrift = None
-        if args.thrift_port is not None:
-            if args.thrift_threads < 1:
-                print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
-                return 2
-            thrift = ThriftSettings(host=args.thrift_host, port=args.thrift_port, primary=args.thrift_primary,
-                                    threads=args.thrift_threads, insecure=args.thrift_insecure)
+        if args.thrift_port is not None and args.thrift_threads < 1:
+            print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
+            return 2
         try:
+            if args.thrift_port is not None:
+                thrift = ThriftSettings(host=args.thrift_host, port=args.thrift_port, primary=args.thrift_primary,
+                                        threads=args.thrift_threads, insecure=args.thrift_insecure,
+                                        kerberos=_thrift_kerberos(args))
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
                          store=args.store, store_password_file=args.store_password_file, thrift=thrift)
@@ -157,18 +175,19 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
     --spark-connect``) start as the parsed ``serve`` options ``args`` ask. ``store``: the catalog store (a
     PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it. ``thrift``:
-    also serve the catalogs as a Hive Metastore (``serve --thrift-port``), on a loopback address unless its
-    ``insecure`` says another is meant (the endpoint authenticates no client).
+    also serve the catalogs as a Hive Metastore (``serve --thrift-port``): with Kerberos on any address, else on a
+    loopback address unless its ``insecure`` says another is meant (the endpoint then authenticates no client).
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
     for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
         if path is not None and not path.is_file():
             raise ConfigurationError(f"{option} {path}: no such file")
-    if thrift is not None and not is_loopback(thrift.host) and not thrift.insecure:
+    if thrift is not None and thrift.exposed and not thrift.insecure:
         raise ConfigurationError(
             f"--thrift-host {thrift.host} is reached from other machines, and the thrift endpoint {INSECURE_EXPOSES}; "
-            f"bind it to 127.0.0.1, or pass --thrift-insecure (${THRIFT_INSECURE_ENV}=1) on a trusted network")
+            f"give it Kerberos (--thrift-principal, --thrift-keytab), bind it to 127.0.0.1, or pass --thrift-insecure "
+            f"(${THRIFT_INSECURE_ENV}=1) on a trusted network")
     token, token_path = load_token(home, token_file)
     named: tuple[NamedToken, ...] = ()
     if tokens_file is not None:
@@ -221,9 +240,11 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     if thrift_listener is not None and thrift is not None:
         thrift_host, thrift_port = thrift_listener.getsockname()[:2]
         shown = f"[{thrift_host}]" if ":" in thrift_host else thrift_host
-        print(f"hms-catalog thrift endpoint at thrift://{shown}:{thrift_port} (primary catalog {thrift.primary})",
+        secured = "" if thrift.kerberos is None else (f", Kerberos as {thrift.kerberos.principal}, "
+                                                      f"qop {','.join(thrift.kerberos.protections)}")
+        print(f"hms-catalog thrift endpoint at thrift://{shown}:{thrift_port} (primary catalog {thrift.primary}{secured})",
               file=sys.stderr, flush=True)
-        if not is_loopback(thrift.host):
+        if thrift.exposed:
             print(f"warning: the thrift endpoint at thrift://{shown}:{thrift_port} {INSECURE_EXPOSES} "
                   "(--thrift-insecure)", file=sys.stderr, flush=True)
     print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'})",
@@ -250,6 +271,23 @@ def _env_int(name: str) -> int | None:
         return int(value)
     except ValueError:
         raise ConfigurationError(f"${name} must be a port number, got {value!r}") from None
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value) if value else None
+
+
+def _thrift_kerberos(args: argparse.Namespace) -> ServiceKerberos | None:
+    """The endpoint's Kerberos settings from ``--thrift-principal``, ``--thrift-keytab`` and ``--thrift-qop``; None
+    without a principal. ConfigurationError when only one of the pair is given, or the keytab lacks the principal."""
+    if args.thrift_principal is None and args.thrift_keytab is None:
+        return None
+    if args.thrift_principal is None or args.thrift_keytab is None:
+        raise ConfigurationError("--thrift-principal and --thrift-keytab go together: give both or neither "
+                                 f"(${THRIFT_PRINCIPAL_ENV}, ${THRIFT_KEYTAB_ENV})")
+    return ServiceKerberos.configured(args.thrift_principal, args.thrift_keytab, args.thrift_host,
+                                      parse_protections(args.thrift_qop))
 
 
 def _ignore(sig: int, frame: FrameType | None) -> None:

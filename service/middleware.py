@@ -13,13 +13,14 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.access import Principal
+from service.actor import Actor, FrontEnd
 from service.errors import error_response
 from service.iceberg_rest.auth import IssuedTokens
 from service.iceberg_rest.errors import error_model
 from service.metrics import RequestMetrics
 from service.tokens import TokenTable
 
-__all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "TOKEN_EXCHANGE", "principal_of"]
+__all__ = ["BodyLimit", "Gate", "Measured", "PRINCIPAL", "TOKEN_EXCHANGE", "actor_of", "principal_of"]
 
 PRINCIPAL = "hms_catalog.principal"  # the scope key under which the gate leaves whose token a request carries
 TOKEN_EXCHANGE = "hms_catalog.token_exchange"  # the key under which the Iceberg OAuth endpoint finds its IssuedTokens
@@ -34,6 +35,12 @@ def principal_of(request: Request) -> Principal:
     principal = request.scope.get(PRINCIPAL)
     assert isinstance(principal, Principal), "the gate lets no request through without a principal"
     return principal
+
+
+def actor_of(request: Request) -> Actor:
+    """The request's actor (a FastAPI dependency): its token's principal, front end and the client's address."""
+    front_end = FrontEnd.ICEBERG_REST if request.url.path.startswith(_ICEBERG) else FrontEnd.REST
+    return Actor(principal_of(request), front_end, request.client.host if request.client else None)
 
 
 class Gate:

@@ -1,5 +1,6 @@
 """The statement session of one request: every statement goes through :meth:`ServiceSession.execute`, which
-checks what it needs against the request's token and writes an audit line for each change.
+passes each change through the change gate (:mod:`service.gate`: checked against the request's actor and
+audited) and each catalog a statement reads through the actor's read access.
 
 Statements and the REST DDL routes share it (a route builds the statement node its body describes and
 executes it here), so one check and one audit line cover both transports, and both run the same handlers.
@@ -12,21 +13,34 @@ from collections.abc import Callable
 from hms_catalog.execution import Result, Session
 from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
 from hms_catalog.manager import CatalogManager
+from hms_catalog.model import ExternalCatalog
 from hms_catalog.sql import ast
 from service.access import Access, Principal, required_access, statement_title, target_catalog
-from service.audit import AuditLog, Version
+from service.actor import Actor
+from service.audit import Version
+from service.gate import ChangeGate
 from service.sync_ddl import SyncDdlTimeoutError, SyncWaiter
 
 __all__ = ["ServiceSession"]
 
 
 class ServiceSession(Session):
-    """A :class:`Session` run on behalf of ``principal``: refusals are ForbiddenErrors (403), changes audited."""
+    """A :class:`Session` run on behalf of ``actor``: refusals are ForbiddenErrors (403), changes audited."""
 
-    def __init__(self, manager: CatalogManager, principal: Principal, audit: AuditLog) -> None:
+    def __init__(self, manager: CatalogManager, actor: Actor, gate: ChangeGate) -> None:
         super().__init__(manager)
-        self.principal = principal
-        self.audit = audit
+        self.actor = actor
+        self.gate = gate
+
+    @property
+    def principal(self) -> Principal:
+        return self.actor.principal
+
+    def catalog(self, name: str | None = None) -> ExternalCatalog:
+        """Every name a statement resolves goes through here: a catalog the actor may not read is refused."""
+        found = super().catalog(name)
+        self.actor.check(Access.READ, found.name, "the statement")
+        return found
 
     @property
     def sync_waiter(self) -> SyncWaiter | None:
@@ -47,8 +61,7 @@ class ServiceSession(Session):
         catalog = target_catalog(statement, self.current_catalog)
         title = statement_title(statement)
         version = self._definition_version(catalog) if need is Access.ADMIN else self._catalog_version(catalog)
-        with self.audit.recording(self.principal.name, catalog, statement.text or title, version) as entry:
-            self.principal.check(need, catalog, title)
+        with self.gate.admitted(self.actor, catalog, statement.text or title, title, need=need, version=version) as entry:
             if precondition is not None:
                 precondition()
             try:

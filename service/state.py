@@ -2,7 +2,8 @@
 
 One :class:`CatalogManager` (so one live ExternalCatalog per catalog, with its pools, caches and per-table
 DDL locks, serves every request), the companions, the request metrics, the table views, the followers
-of the change feed, the audit log, and the engine SELECT started (a SparkSession kept for later requests).
+of the change feed, the audit log and the change gate, and the engine SELECT started (a SparkSession kept
+for later requests).
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from anyio import CapacityLimiter
 from hms_catalog.execution import Session
 from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
 from hms_catalog.manager import CatalogManager, EventFollowing
+from hms_catalog.model import ExternalCatalog
 from hms_catalog.state import StoreFollower
-from service.access import Principal
+from service.access import Access, Principal
+from service.actor import Actor, FrontEnd
 from service.audit import AuditLog
 from service.companions import RunningCompanion
+from service.gate import ChangeGate
 from service.metrics import RequestMetrics
 from service.sessions import ServiceSession
 from service.sync_ddl import FollowerRegistry, SyncWaiter
@@ -36,6 +40,7 @@ class ServiceState:
                  companions: Mapping[str, RunningCompanion] | None = None) -> None:
         self.manager = manager
         self.audit = audit
+        self.gate = ChangeGate(manager, audit)
         self.stopping = stopping if stopping is not None else threading.Event()
         self.companions = dict(companions or {})
         self.requests = RequestMetrics()
@@ -53,11 +58,12 @@ class ServiceState:
         self._engine: dict[str, Any] = {}  # SELECT's engine (a SparkSession), shared by every request, closed at shutdown
         self._engine_lock = threading.Lock()
 
-    def session(self, principal: Principal, catalog: str | None = None, database: str | None = None) -> ServiceSession:
-        """A session for one request, acting for ``principal``. What statements started in earlier sessions
-        (SELECT's Spark) is shared through each extra's ``for_session``, so names resolve by this request's
-        position; the sync_ddl waiter is the session's own, reading its options."""
-        opened = ServiceSession(self.manager, principal, self.audit)
+    def session(self, who: Principal | Actor, catalog: str | None = None, database: str | None = None) -> ServiceSession:
+        """A session for one request, acting for ``who`` (a bare principal: a REST request's). What statements
+        started in earlier sessions (SELECT's Spark) is shared through each extra's ``for_session``, so names
+        resolve by this request's position; the sync_ddl waiter is the session's own, reading its options."""
+        actor = who if isinstance(who, Actor) else Actor(who, FrontEnd.REST)
+        opened = ServiceSession(self.manager, actor, self.gate)
         opened.set_position(catalog, database)
         for companion in self.companions.values():
             opened.engine_options.update(companion.engine_options())
@@ -68,6 +74,12 @@ class ServiceState:
         opened.extras[SYNC_DDL_WAITER] = SyncWaiter(self.followers, lambda name: self.manager.catalog(name).versions,
                                                     opened.options, self.stopping)
         return opened
+
+    def reading(self, who: Principal | Actor, name: str, what: str = "the request") -> ExternalCatalog:
+        """The live catalog ``name``, which ``who`` may read (ForbiddenError, 403, otherwise)."""
+        live = self.manager.catalog(name)
+        who.check(Access.READ, live.name, what)
+        return live
 
     def keep_engines(self, opened: Session) -> None:
         """Keep what a request's statements started (the first SELECT's Spark) for the requests after it."""

@@ -23,7 +23,6 @@ from hms_catalog.errors import ConfigurationError
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
 from hms_catalog.model import ExternalCatalog
-from hms_catalog.refresh_log import RefreshRecord
 from hms_catalog.sql import ast, ast_ddl
 
 __all__ = ["DDL_COLUMNS", "SYNC_DDL", "SYNC_DDL_WAITER", "ddl_context"]
@@ -36,10 +35,7 @@ SyncWaiter = Callable[[str, int], None]
 
 
 def ddl_context(session: Session, catalog: ExternalCatalog) -> DdlContext:
-    def announce(database: str | None, table: str | None) -> None:
-        session.manager.refresh_log.announce(RefreshRecord(catalog.definition.id, database, table))
-
-    return DdlContext(catalog, announce)
+    return DdlContext(catalog, session.manager.announcer(catalog))
 
 
 def _answer(session: Session, catalog: ExternalCatalog, outcome: DdlOutcome) -> Result:
@@ -61,7 +57,7 @@ def _database(session: Session, target: ast.DatabaseName) -> tuple[ExternalCatal
 
 def _table(session: Session, name: ast.TableName) -> tuple[ExternalCatalog, str, str]:
     handle = session.table(name)
-    return session.manager.catalog(handle.catalog), handle.database, handle.name
+    return session.catalog(handle.catalog), handle.database, handle.name
 
 
 @register(ast_ddl.CreateDatabase)

@@ -10,12 +10,17 @@ own spelling, so a table read through pyiceberg, hudi-rs, pyarrow or Spark reach
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from hms_catalog._secrets import is_secret_key
 from hms_catalog.storage.properties import HADOOP_KEY_PREFIXES, S3Settings, StorageConfig
 from hms_catalog.storage.timeouts import RETRY_STRATEGIES, s3_attempts
 
-__all__ = ["pyiceberg_properties", "object_store_timeouts", "hadoop_settings", "SPARK_JARS_BY_SCHEME"]
+if TYPE_CHECKING:
+    from hms_catalog.storage.vending import VendedCredentials
+
+__all__ = ["pyiceberg_properties", "object_store_timeouts", "hadoop_settings", "iceberg_client_properties",
+           "vended_hadoop_settings", "SPARK_JARS_BY_SCHEME"]
 
 # What Spark needs on its classpath to reach each scheme (the connector's error names it when missing).
 SPARK_JARS_BY_SCHEME = {
@@ -120,3 +125,41 @@ def _is_access_key(key: str) -> bool:
     """An access key id: not a secret alone, but kept with its secret (never shown without it either)."""
     lowered = key.lower().replace("_", ".").replace("-", ".")
     return "access.key" in lowered or "account.key" in lowered
+
+
+def iceberg_client_properties(config: StorageConfig, vended: VendedCredentials | None) -> dict[str, str]:
+    """What an Iceberg REST client (pyiceberg's FileIO, DuckDB's secret, Iceberg Java's S3FileIO) needs to reach
+    the catalog's S3 store with ``vended``, in the names the Iceberg REST spec's clients read: the store's
+    endpoint, region and addressing, and the key (with its session token and expiry for an STS session)."""
+    s3 = config.s3
+    found = {
+        "s3.endpoint": _endpoint_url(s3),
+        "s3.region": s3.region or ("us-east-1" if s3.endpoint else None),
+        "client.region": s3.region or ("us-east-1" if s3.endpoint else None),
+        "s3.path-style-access": "true" if s3.path_style else None,
+        "s3.force-virtual-addressing": "false" if s3.path_style else None,
+    }
+    if vended is not None:
+        found["s3.access-key-id"] = vended.access_key
+        found["s3.secret-access-key"] = vended.secret_key
+        found["s3.session-token"] = vended.session_token
+        if vended.expiration is not None:  # Iceberg Java refreshes the session before then
+            found["s3.session-token-expires-at-ms"] = str(int(vended.expiration.timestamp() * 1000))
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def vended_hadoop_settings(config: StorageConfig, vended: VendedCredentials | None) -> dict[str, str]:
+    """:func:`hadoop_settings` without the catalog's key, with ``vended`` in its place. A session's key comes with
+    its token and S3A's provider for it, and turns off Hadoop's FileSystem cache for S3: a cached FileSystem keeps
+    the first key it was made with for the JVM's life, past the session's end and across tables."""
+    settings = hadoop_settings(config, secrets=False)
+    if vended is None:
+        return settings
+    settings["fs.s3a.access.key"] = vended.access_key
+    settings["fs.s3a.secret.key"] = vended.secret_key
+    if vended.session_token is not None:
+        settings["fs.s3a.session.token"] = vended.session_token
+        settings["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+        for scheme in ("s3a", "s3", "s3n"):
+            settings[f"fs.{scheme}.impl.disable.cache"] = "true"
+    return settings

@@ -15,8 +15,10 @@ Values are checked here, once, when the catalog is defined; the errors name the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
@@ -24,6 +26,14 @@ from hms_catalog._property_values import property_as_bool, property_as_int, prop
 from hms_catalog.errors import ConfigurationError
 
 __all__ = [
+    "STORAGE_VENDING",
+    "STORAGE_VENDING_DURATION",
+    "STORAGE_VENDING_DURATION_DEFAULT",
+    "S3_ROLE_ARN",
+    "S3_EXTERNAL_ID",
+    "S3_STS_ENDPOINT",
+    "VendingMode",
+    "VendingConfig",
     "S3_SCHEMES",
     "S3_COMPATIBLE_SCHEMES",
     "HADOOP_KEY_PREFIXES",
@@ -38,6 +48,20 @@ S3_SCHEMES = ("s3", "s3a", "s3n")
 # Other S3-compatible stores, by scheme: the prefix of their own settings (``oss.endpoint`` ...).
 S3_COMPATIBLE_SCHEMES = {"oss": "oss", "cos": "cos", "cosn": "cos", "obs": "obs", "gs": "gs"}
 HADOOP_KEY_PREFIXES = ("dfs.", "fs.", "hadoop.", "ipc.", "viewfs.")
+
+# Credentials vended to engines that reach a table's files themselves (Iceberg REST clients, the Spark driver):
+# ``role`` vends STS AssumeRole sessions of ``s3.role_arn`` scoped to one table (the default where a role is set),
+# ``catalog_key`` the catalog's own key (only when asked for by name), ``none`` nothing (the default otherwise).
+STORAGE_VENDING = "storage.vending"
+STORAGE_VENDING_DURATION = "storage.vending.duration"
+STORAGE_VENDING_DURATION_DEFAULT = 900  # seconds: the least STS grants
+_STS_MAX_DURATION = 43200  # the most STS grants (a role's own maximum may be lower: STS says so then)
+# Doris's names for the role a catalog assumes and the external id its trust policy asks for.
+S3_ROLE_ARN = "s3.role_arn"
+S3_EXTERNAL_ID = "s3.external_id"
+S3_STS_ENDPOINT = "s3.sts_endpoint"
+_ARN = re.compile(r"^arn:[a-z0-9-]*:[a-z0-9-]+:[^:]*:[^:]*:\S+$")
+_EXTERNAL_ID = re.compile(r"^[\w+=,.@:/-]{2,1224}$")  # STS's own rule for ExternalId
 
 # Each S3 setting and the keys it is read from, in order of preference.
 _S3_KEYS: dict[str, tuple[str, ...]] = {
@@ -246,6 +270,59 @@ class HadoopSettings:
         return tuple(name.strip() for name in self.conf.get("dfs.nameservices", "").split(",") if name.strip())
 
 
+class VendingMode(str, Enum):
+    """What a catalog hands to an engine that asks for credentials to its tables' files."""
+
+    NONE = "none"
+    ROLE = "role"
+    CATALOG_KEY = "catalog_key"
+
+
+@dataclass(frozen=True)
+class VendingConfig:
+    """How a catalog vends storage credentials: ``mode`` and, for ``role``, the role, its trust policy's external
+    id, where STS is asked (None: derived from the S3 endpoint or region) and how long a session lasts."""
+
+    mode: VendingMode = VendingMode.NONE
+    role_arn: str | None = None
+    external_id: str | None = None
+    sts_endpoint: str | None = None
+    duration: int = STORAGE_VENDING_DURATION_DEFAULT
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> VendingConfig:
+        role = _first(props, (S3_ROLE_ARN,))
+        if role is not None and not _ARN.match(role[1]):
+            raise ConfigurationError(f"property '{S3_ROLE_ARN}' must be a role's ARN "
+                                     f"(arn:aws:iam::<account>:role/<name>), got {role[1]!r}")
+        external = _first(props, (S3_EXTERNAL_ID,))
+        if external is not None and not _EXTERNAL_ID.match(external[1]):
+            raise ConfigurationError(f"property '{S3_EXTERNAL_ID}' must be 2 to 1224 letters, digits or +=,.@:/-_ "
+                                     f"(as STS takes it), got {external[1]!r}")
+        sts = _first(props, (S3_STS_ENDPOINT,))
+        if sts is not None:
+            _check_endpoint(*sts)
+        given = _first(props, (STORAGE_VENDING,))
+        mode = VendingMode.ROLE if role is not None else VendingMode.NONE
+        if given is not None:
+            try:
+                mode = VendingMode(given[1].lower())
+            except ValueError:
+                choices = ", ".join(f"'{each.value}'" for each in VendingMode)
+                raise ConfigurationError(f"property '{STORAGE_VENDING}' must be one of {choices}, got {given[1]!r}") from None
+        if mode is VendingMode.ROLE and role is None:
+            raise ConfigurationError(f"property '{STORAGE_VENDING}' is 'role', but no role is set: set '{S3_ROLE_ARN}' "
+                                     f"(and '{S3_EXTERNAL_ID}' if its trust policy asks for one), or choose "
+                                     f"'{VendingMode.CATALOG_KEY.value}' to vend the catalog's own key")
+        duration = property_as_int(props, STORAGE_VENDING_DURATION, STORAGE_VENDING_DURATION_DEFAULT,
+                                   minimum=STORAGE_VENDING_DURATION_DEFAULT)
+        if duration > _STS_MAX_DURATION:
+            raise ConfigurationError(f"property '{STORAGE_VENDING_DURATION}' must be at most {_STS_MAX_DURATION} seconds "
+                                     f"(12 hours, the most STS grants), got {duration}")
+        return cls(mode=mode, role_arn=role[1] if role else None, external_id=external[1] if external else None,
+                   sts_endpoint=sts[1] if sts else None, duration=duration)
+
+
 @dataclass(frozen=True)
 class StorageConfig:
     """The storage part of a catalog's properties (see the module's docstring for the names read)."""
@@ -255,6 +332,7 @@ class StorageConfig:
     gcs: GcsSettings = GcsSettings()
     azure: AzureSettings = AzureSettings()
     hadoop: HadoopSettings = HadoopSettings()
+    vending: VendingConfig = VendingConfig()
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> StorageConfig:
@@ -266,7 +344,7 @@ class StorageConfig:
         return cls(
             s3=S3Settings.from_properties(props), s3_compatible=MappingProxyType(compatible),
             gcs=GcsSettings.from_properties(props), azure=AzureSettings.from_properties(props),
-            hadoop=HadoopSettings.from_properties(props),
+            hadoop=HadoopSettings.from_properties(props), vending=VendingConfig.from_properties(props),
         )
 
     def s3_for(self, scheme: str) -> S3Settings:

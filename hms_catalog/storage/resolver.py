@@ -28,6 +28,7 @@ from hms_catalog.storage.timeouts import is_timeout, is_unreachable, s3_attempts
 
 if TYPE_CHECKING:
     from hms_catalog.storage.hadoop.helper import HadoopHelper
+    from hms_catalog.storage.vending import CredentialVendor
 
 __all__ = ["StorageResolver", "split_location", "LOCAL_SCHEMES", "AZURE_SCHEMES"]
 
@@ -66,6 +67,7 @@ class StorageResolver:
         self._local = pafs.LocalFileSystem()
         self._buckets: set[str] = set()
         self._hadoop_lock = threading.Lock()  # apart: the helper is made while _lock is held (building a filesystem)
+        self._vendor: CredentialVendor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Only the settings and the name travel (to Spark's Python workers, say): filesystems, the lock
@@ -112,6 +114,16 @@ class StorageResolver:
 
                 self._hadoop = HadoopHelper(dict(self.config.hadoop.conf), name=self.name)
             return self._hadoop
+
+    def vendor(self) -> CredentialVendor:
+        """The catalog's vending of storage credentials to clients (made on first use, kept with its sessions
+        for the resolver's life: a catalog whose properties change gets a new resolver, and a new vendor)."""
+        with self._lock:
+            if self._vendor is None:
+                from hms_catalog.storage.vending import CredentialVendor
+
+                self._vendor = CredentialVendor(self.config, name=self.name)
+            return self._vendor
 
     def is_hadoop(self, location: str) -> bool:
         """Whether ``location`` is served by Hadoop's own client (the Java helper), which knows block hosts."""

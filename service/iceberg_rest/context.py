@@ -1,10 +1,11 @@
 """What every Iceberg route shares: the catalog a prefix names, pyiceberg's HiveCatalog over it, metadata
 files read once, and the wrapper that makes a change a catalog event.
 
-A change (:meth:`IcebergContext.changing`) is what the service's DDL is: the token's write access checked,
-the object's DDL lock held, the metastore events it causes expected (so the follower does not log them a
-second time), caches dropped in ``finally``, one version recorded with source ``iceberg-rest``, announced to
-the home's other processes (long polls and Spark drivers), and one line in the audit log, refusals included.
+A change (:meth:`IcebergContext.changing`) passes the service's change gate (:mod:`service.gate`), as every
+front end's changes do: the token's write access checked, the object's DDL lock held, the metastore events
+it causes expected (so the follower does not log them a second time), caches dropped in ``finally``, one
+version recorded with source ``iceberg-rest``, announced to the home's other processes (long polls and
+Spark drivers), and one line in the audit log, refusals included.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from fastapi import Request
 from hms_catalog.cache.versions import ChangeSource
 from hms_catalog.client.refusals import CatalogErrors
 from hms_catalog.client.writes import MetastoreWrites
-from hms_catalog.ddl.context import DdlContext, RecordedChanges
+from hms_catalog.ddl.context import RecordedChanges
 from hms_catalog.ddl.iceberg import iceberg_catalog
 from hms_catalog.errors import NotFoundError
 from hms_catalog.formats.detect import TableFormat, TableKind
 from hms_catalog.model import ExternalCatalog
-from hms_catalog.refresh_log import RefreshRecord
 from service.access import Access, Principal
+from service.actor import Actor, FrontEnd
 from service.iceberg_rest.errors import IcebergError
 from service.iceberg_rest.paging import page
 from service.state import ServiceState
@@ -117,36 +118,33 @@ class IcebergContext:
         return metadata
 
     def read(self, principal: Principal, catalog: ExternalCatalog) -> None:
-        """Reads need read access to the catalog (every token has it)."""
-        principal.check(Access.READ, catalog.name, "reading")
+        """Reads need read access to the catalog (a token whose entry lists catalogs reads only those)."""
+        principal.check(Access.READ, catalog.name, "the request")
 
     @contextlib.contextmanager
     def changing(self, request: Request, principal: Principal, catalog: ExternalCatalog, what: str, summary: str,
                  objects: Sequence[tuple[str, str]], events: Sequence[tuple[str, str, str, int]]
                  ) -> Iterator[RecordedChanges]:
-        """One change as a catalog event with an audit line: ``what`` names it in a refusal (``CREATE TABLE``),
-        ``summary`` in the audit log (with the request's method and path). The metastore's exceptions, which
-        pyiceberg's HiveCatalog raises as they are, leave it as the catalog's errors (CatalogErrors)."""
-        with (self.audited(request, principal, catalog, what, summary), self.event(catalog, objects, events) as changes,
+        """One change through the gate: ``what`` names it in a refusal (``CREATE TABLE``), ``summary`` in the
+        audit log (with the request's method and path). The metastore's exceptions, which pyiceberg's
+        HiveCatalog raises as they are, leave it as the catalog's errors (CatalogErrors)."""
+        statement = f"{request.method} {request.url.path} ({summary})"
+        with (self.state.gate.change(self.actor(request, principal), catalog, statement, what, objects, events=events,
+                                     source=ChangeSource.ICEBERG_REST) as changes,
               CatalogErrors(what)):
             yield changes
 
-    @contextlib.contextmanager
-    def audited(self, request: Request, principal: Principal, catalog: ExternalCatalog, what: str, summary: str) -> Iterator[None]:
-        """The audit line of a change, the token's write access checked first (a refusal is audited too)."""
+    def actor(self, request: Request, principal: Principal) -> Actor:
+        return Actor(principal, FrontEnd.ICEBERG_REST, request.client.host if request.client else None)
+
+    def audited(self, request: Request, principal: Principal, catalog: ExternalCatalog, what: str, summary: str,
+                ) -> contextlib.AbstractContextManager[Any]:
+        """The gate's audit line and decision alone, for a change that opens its catalog event itself
+        (:meth:`event`): a transaction expects each table's event only once that table's commit is made."""
         statement = f"{request.method} {request.url.path} ({summary})"
-        with self.state.audit.recording(principal.name, catalog.name, statement, lambda: catalog.versions.current) as entry:
-            entry.extra["via"] = "iceberg-rest"
-            principal.check(Access.WRITE, catalog.name, what)
-            yield
+        return self.state.gate.admitted(self.actor(request, principal), catalog.name, statement, what)
 
-    @contextlib.contextmanager
     def event(self, catalog: ExternalCatalog, objects: Sequence[tuple[str, str]],
-              events: Sequence[tuple[str, str, str, int]]) -> Iterator[RecordedChanges]:
-        """The catalog event of a change: locks, expected metastore events, caches dropped, the version recorded."""
-
-        def announce(database: str | None, table: str | None) -> None:
-            self.state.manager.refresh_log.announce(RefreshRecord(catalog.definition.id, database, table))
-
-        with DdlContext(catalog, announce).changing(objects, events=events, source=ChangeSource.ICEBERG_REST) as changes:
-            yield changes
+              events: Sequence[tuple[str, str, str, int]]) -> contextlib.AbstractContextManager[RecordedChanges]:
+        """The catalog event of a change admitted by :meth:`audited`."""
+        return self.state.gate.context(catalog).changing(objects, events=events, source=ChangeSource.ICEBERG_REST)

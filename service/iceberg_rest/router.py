@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 from starlette.responses import JSONResponse
 
-from service.iceberg_rest import commits, namespaces, tables, views
+from service.iceberg_rest import commits, credentials, namespaces, tables, views
 from service.iceberg_rest.auth import IssuedTokens, OAuthError, exchange
 from service.iceberg_rest.context import IcebergContext
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
@@ -28,6 +28,7 @@ ENDPOINTS = tuple(f"{method} /v1/{{prefix}}/{path}" for method, path in (
     ("GET", "namespaces/{namespace}/tables"), ("POST", "namespaces/{namespace}/tables"),
     ("GET", "namespaces/{namespace}/tables/{table}"), ("HEAD", "namespaces/{namespace}/tables/{table}"),
     ("POST", "namespaces/{namespace}/tables/{table}"), ("DELETE", "namespaces/{namespace}/tables/{table}"),
+    ("GET", "namespaces/{namespace}/tables/{table}/credentials"),
     ("POST", "namespaces/{namespace}/register"), ("POST", "namespaces/{namespace}/tables/{table}/metrics"),
     ("POST", "tables/rename"), ("POST", "transactions/commit"),
     ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
@@ -68,6 +69,7 @@ def router(state: ServiceState) -> APIRouter:
 
     routes.include_router(namespaces.router(context))
     routes.include_router(tables.router(context))
+    routes.include_router(credentials.router(context))
     routes.include_router(commits.router(context))
     routes.include_router(views.router(context))
 

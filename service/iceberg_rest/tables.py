@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.ddl.locations import delete_remaining
 from hms_catalog.formats.detect import TableFormat, TableKind
-from service.access import Access
 from service.iceberg_rest.context import IcebergContext, namespace_of
+from service.iceberg_rest.credentials import Delegation, Vended, vend
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
 from service.routes._common import Who
 
@@ -45,24 +45,28 @@ def json_answer(model: Any, status: int = 200, headers: dict[str, str] | None = 
 def _make_folders(catalog: Any, location: str) -> None:
     """A new table's ``metadata/`` and ``data/`` folders, on a filesystem that has folders: writers that put files
     straight into them (DuckDB) do not make them first. Object stores have no folders to make."""
+    from hms_catalog.storage.files import make_folder
+
     if catalog.storage.is_object_store(location):
         return
-    filesystem, path = catalog.storage.resolve(location)
     for folder in ("metadata", "data"):
-        filesystem.create_dir(f"{path.rstrip('/')}/{folder}", recursive=True)
+        make_folder(catalog.storage, f"{location.rstrip('/')}/{folder}")
 
 
 def etag_of(metadata_location: str) -> str:
     return '"' + hashlib.sha256(metadata_location.encode("utf-8")).hexdigest()[:32] + '"'
 
 
-def table_answer(metadata_location: str | None, metadata: Any, status: int = 200) -> Response:
-    """A LoadTableResult: the metadata file's location, its content, and no config (no storage secrets are sent)."""
+def table_answer(metadata_location: str | None, metadata: Any, status: int = 200, vended: Vended | None = None) -> Response:
+    """A LoadTableResult: the metadata file's location, its content, and the credentials vended (:mod:`.credentials`;
+    none unless the client asked and the catalog vends them)."""
     from pyiceberg.catalog.rest import TableResponse
 
-    answer = TableResponse(**{"metadata-location": metadata_location, "metadata": metadata, "config": {}})
-    headers = {"ETag": etag_of(metadata_location)} if metadata_location else None
-    return json_answer(answer, status, headers)
+    vended = vended or Vended()
+    answer = TableResponse(**{"metadata-location": metadata_location, "metadata": metadata, "config": vended.config,
+                              "storage-credentials": vended.storage_credentials})
+    headers = {"ETag": etag_of(metadata_location)} if metadata_location else {}
+    return json_answer(answer, status, {**headers, **vended.headers})
 
 
 def single(identifier: _Identifier) -> tuple[str, str]:
@@ -89,7 +93,8 @@ def router(context: IcebergContext) -> APIRouter:
         return context.listed(catalog, namespace_of(namespace), _is_iceberg_table, page_token, page_size)
 
     @routes.post("/namespaces/{namespace}/tables")
-    def create_table(prefix: str, namespace: str, payload: Payload, request: Request, principal: Who) -> Response:
+    def create_table(prefix: str, namespace: str, payload: Payload, request: Request, principal: Who,
+                     delegation: Delegation = None) -> Response:
         from pyiceberg.catalog.rest import CreateTableRequest
         from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
         from pyiceberg.table.metadata import new_table_metadata
@@ -102,13 +107,13 @@ def router(context: IcebergContext) -> APIRouter:
         hive = context.hive(catalog)
         spec = body.partition_spec or UNPARTITIONED_PARTITION_SPEC
         order = body.write_order or UNSORTED_SORT_ORDER
-        if body.stage_create:
-            principal.check(Access.WRITE, catalog.name, "creating tables")  # it makes folders; only a writer's commit finishes it
-            context.database_exists(catalog, database)
-            location = hive._resolve_table_location(body.location, database, table)  # the HiveCatalog's default place
-            metadata = new_table_metadata(body.table_schema, spec, order, location, body.properties)
-            _make_folders(catalog, location)
-            return table_answer(None, metadata)
+        if body.stage_create:  # it makes folders and no catalog change (only a writer's commit finishes it): gated, audited
+            with context.audited(request, principal, catalog, "CREATE TABLE", f"stage Iceberg table {database}.{table}"):
+                context.database_exists(catalog, database)
+                location = hive._resolve_table_location(body.location, database, table)  # the HiveCatalog's default place
+                metadata = new_table_metadata(body.table_schema, spec, order, location, body.properties)
+                _make_folders(catalog, location)
+            return table_answer(None, metadata, vended=vend(context, request, principal, catalog, location, delegation))
         with context.changing(request, principal, catalog, "CREATE TABLE", f"create Iceberg table {database}.{table}",
                               [(database, table)], [("CREATE_TABLE", database, table, 1)]) as changes:
             context.database_exists(catalog, database)
@@ -116,17 +121,19 @@ def router(context: IcebergContext) -> APIRouter:
                                         partition_spec=spec, sort_order=order, properties=body.properties)
             changes.append((ChangeKind.ADDED, CatalogObject.for_table(database, table)))
         _make_folders(catalog, created.location())
-        return table_answer(created.metadata_location, created.metadata)
+        vended = vend(context, request, principal, catalog, created.location(), delegation)
+        return table_answer(created.metadata_location, created.metadata, vended=vended)
 
     @routes.get("/namespaces/{namespace}/tables/{table}")
-    def load_table(prefix: str, namespace: str, table: str, principal: Who,
-                   if_none_match: Annotated[str | None, Header()] = None) -> Response:
+    def load_table(prefix: str, namespace: str, table: str, principal: Who, request: Request,
+                   if_none_match: Annotated[str | None, Header()] = None, delegation: Delegation = None) -> Response:
         catalog = context.catalog(prefix)
         context.read(principal, catalog)
         location = context.metadata_location(catalog, namespace_of(namespace), table.lower())
         if if_none_match is not None and etag_of(location) in [tag.strip().removeprefix("W/") for tag in if_none_match.split(",")]:
             return Response(status_code=304, headers={"ETag": etag_of(location)})
-        return table_answer(location, context.read_metadata(catalog, location))
+        metadata = context.read_metadata(catalog, location)
+        return table_answer(location, metadata, vended=vend(context, request, principal, catalog, metadata.location, delegation))
 
     @routes.head("/namespaces/{namespace}/tables/{table}", status_code=204)
     def table_exists(prefix: str, namespace: str, table: str, principal: Who) -> Response:

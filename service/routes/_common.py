@@ -17,14 +17,16 @@ from hms_catalog.execution import Result
 from hms_catalog.model import ExternalCatalog
 from hms_catalog.sql import ast
 from service.access import Principal
+from service.actor import Actor
 from service.ddl_bodies import DdlAnswer
-from service.middleware import principal_of
+from service.middleware import actor_of, principal_of
 from service.state import ServiceState
 from service.sync_ddl import MAX_TIMEOUT, SYNC_DDL_TIMEOUT
 
-__all__ = ["SyncRequest", "Who", "expected_version", "rest_statement", "run_ddl"]
+__all__ = ["Acting", "SyncRequest", "Who", "expected_version", "rest_statement", "run_ddl"]
 
 Who = Annotated[Principal, Depends(principal_of)]
+Acting = Annotated[Actor, Depends(actor_of)]  # the principal with its front end and address: what changes pass the gate as
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def rest_statement(request: Request, body: BaseModel | dict[str, Any] | None = N
     return f"{request.method} {request.url.path}{query}" + ("" if shown is None else " " + json.dumps(shown, sort_keys=True))
 
 
-def run_ddl(state: ServiceState, principal: Principal, catalog: str, nodes: Sequence[ast.Statement], sync: SyncRequest, *,
+def run_ddl(state: ServiceState, principal: Principal | Actor, catalog: str, nodes: Sequence[ast.Statement], sync: SyncRequest, *,
             hold: Sequence[tuple[str, str]] = (), precondition: Callable[[], None] | None = None) -> DdlAnswer:
     """Execute ``nodes`` in order as statements of one session (each its own DDL and audit line) and answer the
     last one's message and version. ``hold``: (database, table) locks kept across all of them, so that a

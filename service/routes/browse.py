@@ -15,7 +15,7 @@ from hms_catalog.sql import ast
 from planner.aggregates import AggregateFunction, AggregateRequest
 from planner.core import plan_table
 from service.bodies import PlanRequest
-from service.routes._common import Who
+from service.routes._common import Acting
 from service.state import ServiceState
 from service.views import result_json
 
@@ -24,39 +24,38 @@ __all__ = ["router"]
 
 def router(state: ServiceState) -> APIRouter:
     routes = APIRouter()
-    manager = state.manager
 
     @routes.get("/v1/catalogs/{catalog}/databases")
-    def databases(catalog: str) -> dict[str, Any]:
-        return {"databases": list(manager.catalog(catalog).database_names())}
+    def databases(catalog: str, who: Acting) -> dict[str, Any]:
+        return {"databases": list(state.reading(who, catalog).database_names())}
 
     @routes.get("/v1/catalogs/{catalog}/databases/{database}")
-    def database(catalog: str, database: str) -> dict[str, Any]:
+    def database(catalog: str, database: str, who: Acting) -> dict[str, Any]:
         """The database as the metastore keeps it (what CREATE and ALTER DATABASE set), secrets masked."""
-        live = manager.catalog(catalog)
+        live = state.reading(who, catalog)
         found = live.database(database).definition
         return {"catalog": live.name, "name": found.name, "comment": found.description or "", "location": found.locationUri,
                 "properties": mask_properties(dict(found.parameters or {}))}
 
     @routes.get("/v1/catalogs/{catalog}/databases/{database}/tables")
-    def tables(catalog: str, database: str, like: str | None = None) -> dict[str, Any]:
-        names = manager.catalog(catalog).database(database).table_names()
+    def tables(catalog: str, database: str, who: Acting, like: str | None = None) -> dict[str, Any]:
+        names = state.reading(who, catalog).database(database).table_names()
         if like is not None:
             matcher = like_matcher(like)
             names = tuple(name for name in names if matcher.fullmatch(name))
         return {"tables": list(names)}
 
     @routes.get("/v1/catalogs/{catalog}/databases/{database}/tables/{table}")
-    def table(catalog: str, database: str, table: str) -> JSONResponse:
+    def table(catalog: str, database: str, table: str, who: Acting) -> JSONResponse:
         """The table's view; its ``version`` is what ``If-Match`` on a PATCH of the table may expect."""
-        live = manager.catalog(catalog)
+        live = state.reading(who, catalog)
         metadata = live.table(database, table).metadata  # the cached load, or one single-flight load
         view = state.views.get(live.name, database, table, metadata)
         return JSONResponse({**view, "version": live.database(database).table_version(table)})
 
     @routes.post("/v1/catalogs/{catalog}/databases/{database}/tables/{table}/plan")
-    def plan(catalog: str, database: str, table: str, body: PlanRequest) -> Response:
-        live = manager.catalog(catalog)
+    def plan(catalog: str, database: str, table: str, body: PlanRequest, who: Acting) -> Response:
+        live = state.reading(who, catalog, "the plan")
         handle = live.table(database, table)
         aggregate = None if body.aggregate is None else AggregateRequest(
             tuple(AggregateFunction(f.function, f.column) for f in body.aggregate.functions))
@@ -70,11 +69,11 @@ def router(state: ServiceState) -> APIRouter:
         return Response(made.dumps(), media_type="application/json")
 
     @routes.get("/v1/catalogs/{catalog}/cache")
-    def cache(catalog: str, who: Who) -> dict[str, Any]:
+    def cache(catalog: str, who: Acting) -> dict[str, Any]:
         return result_json(state.session(who).execute(ast.ShowCache(catalog=catalog)))
 
     @routes.get("/v1/catalogs/{catalog}/schema-cache")
-    def schema_cache(catalog: str, who: Who) -> dict[str, Any]:
+    def schema_cache(catalog: str, who: Acting) -> dict[str, Any]:
         return result_json(state.session(who).execute(ast.ShowSchemaCache(catalog=catalog)))
 
     return routes

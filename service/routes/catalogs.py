@@ -12,7 +12,7 @@ from fastapi import APIRouter, Header, Request, Response
 from hms_catalog.errors import AlreadyExistsError, ConfigurationError
 from service.access import Access
 from service.bodies import CatalogChange, NewCatalog
-from service.routes._common import Who, expected_version, rest_statement
+from service.routes._common import Acting, expected_version, rest_statement
 from service.state import ServiceState
 from service.views import definition_json, etag
 
@@ -26,23 +26,24 @@ def router(state: ServiceState) -> APIRouter:
     manager = state.manager
 
     @contextlib.contextmanager
-    def definition_change(who: Who, request: Request, body: NewCatalog | CatalogChange | None, title: str,
+    def definition_change(who: Acting, request: Request, body: NewCatalog | CatalogChange | None, title: str,
                           *names: str) -> Iterator[None]:
         """Refused unless ``who`` is the admin; audited either way, with the definition's version before and after."""
         def version() -> int | None:
             found = next((each for each in map(manager.store.find, names) if each is not None), None)
             return None if found is None else found.version
 
-        with state.audit.recording(who.name, names[0].lower(), rest_statement(request, body), version):
-            who.check(Access.ADMIN, names[0].lower(), title)
+        with state.gate.admitted(who, names[0].lower(), rest_statement(request, body), title, need=Access.ADMIN,
+                                 version=version):
             yield
 
     @routes.get("/v1/catalogs")
-    def list_catalogs() -> dict[str, Any]:
-        return {"catalogs": [definition_json(definition) for definition in manager.definitions()]}
+    def list_catalogs(who: Acting) -> dict[str, Any]:
+        """The catalogs the token may read: those its entry lists, or every one."""
+        return {"catalogs": [definition_json(definition) for definition in manager.definitions() if who.may_read(definition.name)]}
 
     @routes.post("/v1/catalogs", status_code=201)
-    def create_catalog(body: NewCatalog, response: Response, request: Request, who: Who) -> dict[str, Any]:
+    def create_catalog(body: NewCatalog, response: Response, request: Request, who: Acting) -> dict[str, Any]:
         with definition_change(who, request, body, "CREATE CATALOG", body.name):
             created = manager.create(body.name, body.properties, comment=body.comment)
         assert created is not None  # no IF NOT EXISTS here: an existing name raised AlreadyExistsError
@@ -50,13 +51,14 @@ def router(state: ServiceState) -> APIRouter:
         return definition_json(created)
 
     @routes.get("/v1/catalogs/{catalog}")
-    def get_catalog(catalog: str, response: Response) -> dict[str, Any]:
+    def get_catalog(catalog: str, response: Response, who: Acting) -> dict[str, Any]:
         definition = manager.store.get(catalog)
+        who.check(Access.READ, definition.name, "reading the catalog's definition")
         response.headers["ETag"] = etag(definition)
         return definition_json(definition)
 
     @routes.patch("/v1/catalogs/{catalog}")
-    def alter_catalog(catalog: str, body: CatalogChange, response: Response, request: Request, who: Who,
+    def alter_catalog(catalog: str, body: CatalogChange, response: Response, request: Request, who: Acting,
                       if_match: str | None = Header(default=None)) -> dict[str, Any]:
         with definition_change(who, request, body, "ALTER CATALOG", catalog, *([body.rename] if body.rename else [])):
             expected = expected_version(if_match, _IF_MATCH)
@@ -75,7 +77,7 @@ def router(state: ServiceState) -> APIRouter:
         return definition_json(definition)
 
     @routes.delete("/v1/catalogs/{catalog}", status_code=204)
-    def drop_catalog(catalog: str, request: Request, who: Who, if_match: str | None = Header(default=None)) -> Response:
+    def drop_catalog(catalog: str, request: Request, who: Acting, if_match: str | None = Header(default=None)) -> Response:
         with definition_change(who, request, None, "DROP CATALOG", catalog):
             manager.drop(catalog, expected_version=expected_version(if_match, _IF_MATCH))
         return Response(status_code=204)

@@ -16,7 +16,9 @@ import anyio.to_thread
 from fastapi import APIRouter, Query
 
 from hms_catalog.errors import ConfigurationError
+from service.access import Access
 from service.bodies import RefreshRequest
+from service.routes._common import Acting
 from service.state import ServiceState
 
 __all__ = ["MAX_WAIT_SECONDS", "router"]
@@ -30,16 +32,17 @@ def router(state: ServiceState) -> APIRouter:
     manager = state.manager
 
     @routes.post("/v1/catalogs/{catalog}/refresh")
-    def refresh(catalog: str, body: RefreshRequest) -> dict[str, Any]:
+    def refresh(catalog: str, body: RefreshRequest, who: Acting) -> dict[str, Any]:
         if body.table is not None and body.database is None:
             raise ConfigurationError("refreshing a table needs its 'database' too")
+        state.reading(who, catalog, "REFRESH")
         refreshed = manager.refresh(catalog, body.database, body.table)
         return {"catalog": refreshed.name, "database": body.database, "table": body.table,
                 "version": refreshed.versions.current}
 
     @routes.get("/v1/catalogs/{catalog}/changes")
     async def changes(
-        catalog: str, since: int = 0, wait: float | None = None,
+        catalog: str, who: Acting, since: int = 0, wait: float | None = None,
         follower: Annotated[str | None, Query(min_length=1, max_length=128, description=(
             "the polling client's id: polling from 'since' says it has applied every change up to it (sync_ddl waits "
             "for that)"))] = None,
@@ -48,6 +51,7 @@ def router(state: ServiceState) -> APIRouter:
             raise ConfigurationError(f"'wait' must be between 0 and {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
         deadline = time.monotonic() + (wait or 0.0)
         first = await anyio.to_thread.run_sync(manager.catalog, catalog, limiter=state.long_polls)
+        who.check(Access.READ, first.name, "the change feed")
         # A position past the catalog's current version was taken before the catalog was rebuilt: it
         # acknowledges nothing of this one.
         acknowledged = since if since <= first.versions.current else 0

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Header, Query, Request
 from hms_catalog.errors import ConfigurationError, VersionMismatchError
 from hms_catalog.sql import ast, ast_ddl
 from service.ddl_bodies import DatabaseChange, DdlAnswer, NewDatabase, NewTable, NewTableLike, RenameBody, TableChanges
-from service.routes._common import Sync, Who, expected_version, rest_statement, run_ddl
+from service.routes._common import Acting, Sync, expected_version, rest_statement, run_ddl
 from service.state import ServiceState
 
 __all__ = ["DATABASE", "TABLE", "router"]
@@ -40,18 +40,18 @@ def router(state: ServiceState) -> APIRouter:
     # Databases ---------------------------------------------------------------------------------------
 
     @routes.post("/v1/catalogs/{catalog}/databases")
-    def create_database(catalog: str, body: NewDatabase, request: Request, who: Who, sync: Sync) -> DdlAnswer:
+    def create_database(catalog: str, body: NewDatabase, request: Request, who: Acting, sync: Sync) -> DdlAnswer:
         node = ast_ddl.CreateDatabase(ast.DatabaseName(catalog, body.name), body.spec(), text=rest_statement(request, body))
         return run_ddl(state, who, catalog, [node], sync)
 
     @routes.patch(DATABASE)
-    def alter_database(catalog: str, database: str, body: DatabaseChange, request: Request, who: Who, sync: Sync) -> DdlAnswer:
+    def alter_database(catalog: str, database: str, body: DatabaseChange, request: Request, who: Acting, sync: Sync) -> DdlAnswer:
         node = ast_ddl.AlterDatabase(ast.DatabaseName(catalog, database), tuple(body.properties.items()),
                                      text=rest_statement(request, body))
         return run_ddl(state, who, catalog, [node], sync)
 
     @routes.delete(DATABASE)
-    def drop_database(catalog: str, database: str, request: Request, who: Who, sync: Sync,
+    def drop_database(catalog: str, database: str, request: Request, who: Acting, sync: Sync,
                       cascade: Annotated[bool, Query(description="drop its tables too (else a database with tables is refused)")] = False,
                       if_exists: bool = False) -> DdlAnswer:
         node = ast_ddl.DropDatabase(ast.DatabaseName(catalog, database), if_exists, cascade, text=rest_statement(request))
@@ -60,7 +60,7 @@ def router(state: ServiceState) -> APIRouter:
     # Tables ------------------------------------------------------------------------------------------
 
     @routes.post(DATABASE + "/tables")
-    def create_table(catalog: str, database: str, body: NewTable | NewTableLike, request: Request, who: Who,
+    def create_table(catalog: str, database: str, body: NewTable | NewTableLike, request: Request, who: Acting,
                      sync: Sync) -> DdlAnswer:
         target = ast.TableName(catalog, database, body.name)
         text = rest_statement(request, body)
@@ -73,7 +73,7 @@ def router(state: ServiceState) -> APIRouter:
         return run_ddl(state, who, catalog, [node], sync)
 
     @routes.patch(TABLE)
-    def alter_table(catalog: str, database: str, table: str, body: TableChanges, request: Request, who: Who, sync: Sync,
+    def alter_table(catalog: str, database: str, table: str, body: TableChanges, request: Request, who: Acting, sync: Sync,
                     if_match: IfMatch = None) -> DdlAnswer:
         expected = expected_version(if_match, _IF_MATCH)
         name = ast.TableName(catalog, database, table)
@@ -91,7 +91,7 @@ def router(state: ServiceState) -> APIRouter:
                        precondition=None if expected is None else lambda: expect_table(catalog, database, table, expected))
 
     @routes.delete(TABLE)
-    def drop_table(catalog: str, database: str, table: str, request: Request, who: Who, sync: Sync,
+    def drop_table(catalog: str, database: str, table: str, request: Request, who: Acting, sync: Sync,
                    purge: bool = False, if_exists: bool = False, if_match: IfMatch = None) -> DdlAnswer:
         expected = expected_version(if_match, _IF_MATCH)
         node = ast_ddl.DropTable(ast.TableName(catalog, database, table), if_exists, purge, text=rest_statement(request))

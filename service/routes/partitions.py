@@ -14,7 +14,7 @@ from hms_catalog.formats.partition_names import parse_partition_name
 from hms_catalog.sql import ast, ast_ddl
 from hms_catalog.sql.parser import parse_expression
 from service.ddl_bodies import AddPartitionsBody, DdlAnswer, RecoverBody
-from service.routes._common import Sync, Who, rest_statement, run_ddl
+from service.routes._common import Acting, Sync, rest_statement, run_ddl
 from service.routes.ddl import TABLE
 from service.state import ServiceState
 
@@ -31,7 +31,7 @@ def router(state: ServiceState) -> APIRouter:
     routes = APIRouter()
 
     @routes.get(PARTITIONS)
-    def list_partitions(catalog: str, database: str, table: str, who: Who,
+    def list_partitions(catalog: str, database: str, table: str, who: Acting,
                         where: Annotated[str | None, Query(description="a predicate on partition columns: dt >= '2024-01-01' "
                                                                        "AND h > 2 (typed comparison)")] = None) -> PartitionList:
         statement = ast_ddl.ShowPartitions(ast.TableName(catalog, database, table),
@@ -40,13 +40,13 @@ def router(state: ServiceState) -> APIRouter:
         return PartitionList(partitions=[str(row[0]) for row in result.rows])
 
     @routes.post(PARTITIONS)
-    def add_partitions(catalog: str, database: str, table: str, body: AddPartitionsBody, request: Request, who: Who,
+    def add_partitions(catalog: str, database: str, table: str, body: AddPartitionsBody, request: Request, who: Acting,
                        sync: Sync) -> DdlAnswer:
         node = ast_ddl.AlterTable(ast.TableName(catalog, database, table), body.change(), text=rest_statement(request, body))
         return run_ddl(state, who, catalog, [node], sync)
 
     @routes.delete(PARTITIONS)
-    def drop_partitions(catalog: str, database: str, table: str, request: Request, who: Who, sync: Sync,
+    def drop_partitions(catalog: str, database: str, table: str, request: Request, who: Acting, sync: Sync,
                         name: Annotated[list[str], Query(min_length=1, description="k=v/k2=v2 as SHOW PARTITIONS names it "
                                                                                    "(escaped as Hive escapes); a partial "
                                                                                    "spec drops every partition it matches")],
@@ -56,7 +56,7 @@ def router(state: ServiceState) -> APIRouter:
         return run_ddl(state, who, catalog, [node], sync)
 
     @routes.post(PARTITIONS + "/recover")
-    def recover_partitions(catalog: str, database: str, table: str, request: Request, who: Who, sync: Sync,
+    def recover_partitions(catalog: str, database: str, table: str, request: Request, who: Acting, sync: Sync,
                            body: RecoverBody | None = None) -> DdlAnswer:
         body = body or RecoverBody()
         node = ast_ddl.AlterTable(ast.TableName(catalog, database, table), body.change(), text=rest_statement(request, body))

@@ -14,7 +14,7 @@ from hms_catalog.execution import Result
 from hms_catalog.execution.ddl_commands import SYNC_DDL
 from hms_catalog.masking import mask_text
 from service.bodies import StatementRequest
-from service.routes._common import Who
+from service.routes._common import Acting
 from service.state import ServiceState
 from service.views import result_json
 
@@ -27,7 +27,7 @@ def router(state: ServiceState) -> APIRouter:
     routes = APIRouter()
 
     @routes.post("/v1/statements")
-    def statements(body: StatementRequest, who: Who) -> dict[str, Any]:
+    def statements(body: StatementRequest, who: Acting) -> dict[str, Any]:
         for companion in state.companions.values():  # SELECT's engine is chosen once: not before the companion is up
             companion.wait_ready(_COMPANION_WAIT_SECONDS)
         ran = state.session(who, body.catalog, body.database)

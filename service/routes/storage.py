@@ -1,22 +1,34 @@
-"""A catalog's storage settings for a Spark driver, credentials included: the one answer that carries them.
+"""A catalog's storage settings for a Spark driver, credentials included: the one answer of the REST API that
+carries them.
 
 Spark's readers and writers reach a catalog's store with Hadoop settings (``fs.s3a.endpoint``,
 ``fs.s3a.access.key``, the HDFS HA keys, ...). The connector's driver asks for them here when it plans a
 scan or a write, and keeps them out of everything Spark shows (plans, the UI, event logs); every other
-answer of the service shows catalog properties with their secrets masked. As Iceberg REST catalogs vend
-credentials, the answer goes to tokens that may read the catalog, is audited (which keys, never their
-values) and is never stored by a cache on the way (``Cache-Control: no-store``).
+answer of the service shows catalog properties with their secrets masked.
+
+What credential the answer carries is the catalog's vending rule, as for Iceberg REST
+(:mod:`hms_catalog.storage.vending`): an STS session scoped to the table named by ``?table=<db>.<table>``
+(reads only unless the token may change the catalog) where a role is set; the catalog's own key only with
+``'storage.vending'='catalog_key'``; where vending is off, 403. The driver then takes the catalog's settings
+without any credential from ``GET /v1/catalogs/{c}/storage-settings`` (the HDFS HA keys, the S3 endpoint, the
+jars) and Spark's own S3 credentials. The answer goes to tokens that may read the catalog, is audited (which
+keys, never their values) and is never stored by a cache on the way (``Cache-Control: no-store``).
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 
-from hms_catalog.storage.engines import SPARK_JARS_BY_SCHEME, hadoop_settings
-from service.access import Access
-from service.routes._common import Who, rest_statement
+from hms_catalog.errors import ConfigurationError
+from hms_catalog.model import ExternalCatalog
+from hms_catalog.storage.engines import SPARK_JARS_BY_SCHEME, hadoop_settings, vended_hadoop_settings
+from hms_catalog.storage.properties import VendingMode
+from service.access import Access, Principal
+from service.routes._common import Acting, rest_statement
 from service.state import ServiceState
 
 __all__ = ["NO_STORE", "StorageCredentials", "router"]
@@ -38,19 +50,49 @@ def router(state: ServiceState) -> APIRouter:
     manager = state.manager
 
     @routes.get("/v1/catalogs/{catalog}/storage-credentials", response_model=StorageCredentials)
-    def storage_credentials(catalog: str, request: Request, who: Who) -> JSONResponse:
-        """The Hadoop settings of the catalog's store, secrets included, and the jar each scheme needs in Spark."""
+    def storage_credentials(catalog: str, request: Request, who: Acting,
+                            table: Annotated[str | None, Query(description="<database>.<table>: the table a role's "
+                                                               "session is scoped to")] = None) -> JSONResponse:
+        """The Hadoop settings of the catalog's store, its vended credential included, and the jar each scheme
+        needs in Spark."""
 
         def version() -> int | None:
             found = manager.store.find(catalog)
             return None if found is None else found.version
 
-        with state.audit.recording(who.name, catalog.lower(), rest_statement(request), version) as entry:
-            who.check(Access.READ, catalog.lower(), "reading the catalog's storage credentials")
+        with state.gate.admitted(who, catalog, rest_statement(request), "reading the catalog's storage credentials",
+                                 need=Access.READ, version=version) as entry:
             live = manager.catalog(catalog)
-            settings = hadoop_settings(live.storage.config, secrets=True)
+            settings = _settings(live, who.principal, table)
+            entry.extra["vending"] = live.storage.config.vending.mode.value
+            entry.extra["access"] = "write" if who.principal.may_change(live.name) else "read"
             entry.extra["keys"] = sorted(settings)  # which settings went out, never their values
         body = {"catalog": live.name, "hadoop_settings": settings, "spark_jars": dict(SPARK_JARS_BY_SCHEME)}
         return JSONResponse(body, headers=NO_STORE)
 
+    @routes.get("/v1/catalogs/{catalog}/storage-settings", response_model=StorageCredentials)
+    def storage_settings(catalog: str, who: Acting) -> JSONResponse:
+        """The Hadoop settings of the catalog's store without any credential, and the jar each scheme needs in
+        Spark: what a driver uses where the catalog vends no credentials."""
+        who.check(Access.READ, catalog.lower(), "reading the catalog's storage settings")
+        live = manager.catalog(catalog)
+        body = {"catalog": live.name, "hadoop_settings": hadoop_settings(live.storage.config, secrets=False),
+                "spark_jars": dict(SPARK_JARS_BY_SCHEME)}
+        return JSONResponse(body)
+
     return routes
+
+
+def _settings(catalog: ExternalCatalog, who: Principal, table: str | None) -> dict[str, str]:
+    """The catalog's Hadoop settings with the credential its vending rule gives ``who`` (VendingDisabledError: none)."""
+    vendor = catalog.storage.vendor()
+    vendor.check_enabled()
+    if vendor.mode is VendingMode.CATALOG_KEY:
+        return hadoop_settings(catalog.storage.config, secrets=True)
+    if table is None or table.count(".") != 1:
+        raise ConfigurationError(f"catalog '{catalog.name}' vends sessions scoped to one table: name it with "
+                                 f"?table=<database>.<table>" + (f" (got {table!r})" if table is not None else ""))
+    database, name = table.lower().split(".")
+    location = catalog.table(database, name).thrift.sd.location
+    vended = vendor.vend(location, write=who.may_change(catalog.name), requester=who.name)
+    return vended_hadoop_settings(catalog.storage.config, vended)

@@ -11,7 +11,8 @@ before it, the table is as before, and the staging folder goes with the next wri
 - ``POST /v1/catalogs/{catalog}/writes/{job}/commit``: commit the listed files;
 - ``DELETE /v1/catalogs/{catalog}/writes/{job}``: abort, deleting what the job wrote.
 
-Each commit and abort is a line of the audit log; a commit is a change-log entry with source ``write``.
+Each begin, commit and abort passes the change gate (:mod:`service.gate`: a line of the audit log, refusals
+included); a commit is a change-log entry with source ``write``.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from hms_catalog.ddl.context import DdlContext
-from hms_catalog.execution.ddl_commands import ddl_context
 from hms_catalog.model import ExternalCatalog
+from hms_catalog.write.jobs import jobs_of
 from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write, commit_job
 from service.access import Access
 from service.ddl_bodies import DdlAnswer
-from service.routes._common import Who, rest_statement
+from service.routes._common import Acting, rest_statement
 from service.routes.ddl import DATABASE, TABLE
 from service.state import ServiceState
 from service.write_bodies import CommitAnswer, CommitBody, NewTableWrite, WriteJobAnswer
@@ -37,50 +38,48 @@ JOB = "/v1/catalogs/{catalog}/writes/{job}"
 def router(state: ServiceState) -> APIRouter:
     routes = APIRouter()
 
-    def context(who: Who, catalog: str) -> tuple[ExternalCatalog, DdlContext]:
+    gate = state.gate
+
+    def context(catalog: str) -> tuple[ExternalCatalog, DdlContext]:
         live = state.manager.catalog(catalog)
-        return live, ddl_context(state.session(who), live)
+        return live, gate.context(live)
 
     @routes.post(TABLE + "/writes")
-    def begin(catalog: str, database: str, table: str, request: Request, who: Who) -> WriteJobAnswer:
-        live, ctx = context(who, catalog)
-        with state.audit.recording(who.name, live.name, rest_statement(request), lambda: live.versions.current):
-            who.check(Access.WRITE, live.name, f"a write to {database}.{table}")
+    def begin(catalog: str, database: str, table: str, request: Request, who: Acting) -> WriteJobAnswer:
+        live, ctx = context(catalog)
+        with gate.admitted(who, live.name, rest_statement(request), f"a write to {database}.{table}"):
             job = begin_write(ctx, database, table)
         return WriteJobAnswer(job=job.id, staging=job.staging, target=job.target.descriptor())
 
     @routes.post(DATABASE + "/writes")
-    def begin_table(catalog: str, database: str, body: NewTableWrite, request: Request, who: Who) -> WriteJobAnswer:
-        live, ctx = context(who, catalog)
+    def begin_table(catalog: str, database: str, body: NewTableWrite, request: Request, who: Acting) -> WriteJobAnswer:
+        live, ctx = context(catalog)
         verb = "CREATE OR REPLACE TABLE" if body.replace else "CREATE TABLE"
-        with state.audit.recording(who.name, live.name, rest_statement(request, body), lambda: live.versions.current):
-            who.check(Access.WRITE, live.name, f"{verb} {database}.{body.table.name} AS SELECT")
+        with gate.admitted(who, live.name, rest_statement(request, body), f"{verb} {database}.{body.table.name} AS SELECT"):
             job = begin_create(ctx, body.table.spec(database), replace=body.replace)
         return WriteJobAnswer(job=job.id, staging=job.staging, target=job.target.descriptor())
 
     @routes.post(JOB + "/commit")
-    def commit(catalog: str, job: str, body: CommitBody, request: Request, who: Who) -> CommitAnswer:
-        live, ctx = context(who, catalog)
+    def commit(catalog: str, job: str, body: CommitBody, request: Request, who: Acting) -> CommitAnswer:
+        live, ctx = context(catalog)
         shown = f"POST {request.url.path} (mode {body.mode}, {len(body.files)} file(s))"
-        with state.audit.recording(who.name, live.name, shown, lambda: live.versions.current):
-            who.check(Access.WRITE, live.name, "a write's commit")
-            outcome = commit_job(ctx, live.write_jobs.get(job), body.request())
+        with gate.admitted(who, live.name, shown, "a write's commit"):
+            outcome = commit_job(ctx, jobs_of(live).get(job), body.request())
         return CommitAnswer.of(outcome)
 
     @routes.post(JOB + "/alive")
-    def alive(catalog: str, job: str, who: Who) -> DdlAnswer:
+    def alive(catalog: str, job: str, who: Acting) -> DdlAnswer:
         live = state.manager.catalog(catalog)
-        who.check(Access.WRITE, live.name, "a write's renewal")
-        running = live.write_jobs.renew(job)
+        who.check(Access.WRITE, live.name, "a write's renewal")  # a heartbeat changes nothing: checked, not audited
+        running = jobs_of(live).renew(job)
         return DdlAnswer(result=f"write job {job} of {live.name}.{running.database}.{running.table} is running",
                          version=live.versions.current)
 
     @routes.delete(JOB)
-    def abort(catalog: str, job: str, request: Request, who: Who) -> DdlAnswer:
-        live, ctx = context(who, catalog)
-        with state.audit.recording(who.name, live.name, rest_statement(request), lambda: live.versions.current):
-            who.check(Access.WRITE, live.name, "a write's abort")
-            running = live.write_jobs.get(job)
+    def abort(catalog: str, job: str, request: Request, who: Acting) -> DdlAnswer:
+        live, ctx = context(catalog)
+        with gate.admitted(who, live.name, rest_statement(request), "a write's abort"):
+            running = jobs_of(live).get(job)
             abort_write(ctx, running)
         return DdlAnswer(result=f"write job {job} of {live.name}.{running.database}.{running.table} aborted; its files were deleted",
                          version=live.versions.current)

@@ -1,14 +1,15 @@
 """Changes made through the endpoint: forwarded to the owning metastore and made catalog events.
 
-A change is what the service's own DDL is (:class:`hms_catalog.ddl.DdlContext`): the object's DDL lock
-held, the metastore events it will cause expected (so the event follower does not log them again), the
-call forwarded, the caches of the objects dropped in ``finally``, and on success one change-log entry with
-source ``thrift`` (one version), announced to the home's other processes (long polls and Spark drivers
-follow the change feed), and a line in the audit log naming the client's address and user.
+A change passes the service's change gate (:mod:`service.gate`), as every front end's changes do: a line in
+the audit log naming the connection's actor (its Kerberos principal or claimed user, and its address), the
+actor's grant checked and the catalog's ``thrift.access`` as a ceiling, the object's DDL lock held, the
+metastore events it will cause expected (so the event follower does not log them again), the call
+forwarded, the caches of the objects dropped in ``finally``, and on success one change-log entry with
+source ``thrift``, announced to the home's other processes (long polls and Spark drivers follow the feed).
 
 Which calls change what is read from their names, as the metastore names them (``create_``, ``alter_``,
 ``drop_``, ``add_``, ...), and their objects from their arguments: the same generic reading the forwarder
-routes by. A catalog is read-only through the endpoint unless its definition grants writes.
+routes by.
 """
 
 from __future__ import annotations
@@ -19,12 +20,8 @@ from typing import Any
 from thrift.Thrift import TException
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
-from hms_catalog.ddl.context import DdlContext
-from hms_catalog.properties import THRIFT_ACCESS
-from hms_catalog.refresh_log import RefreshRecord
 from service.thrift.arguments import argument_names
 from service.thrift.context import Caller, EndpointContext
-from service.thrift.errors import EndpointRefusal
 from service.thrift.names import FederatedNames, Route
 
 __all__ = ["ChangePlan", "is_change", "plan_change", "run_change"]
@@ -195,7 +192,7 @@ class _MetastoreAnswer(Exception):
 
 
 def run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tuple[Any, ...], route: Route) -> Any:
-    """Forward a change to its catalog's metastore as a catalog event; refused unless the catalog grants writes."""
+    """Forward a change to its catalog's metastore as a catalog event, through the change gate."""
     try:
         return _run_change(endpoint, caller, method, args, route)
     except _MetastoreAnswer as wrapped:
@@ -205,23 +202,11 @@ def run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tup
 def _run_change(endpoint: EndpointContext, caller: Caller, method: str, args: tuple[Any, ...], route: Route) -> Any:
     catalog = endpoint.catalog(route)
     plan = plan_change(method, args, route, endpoint.names)
-    token = f"thrift:{caller.user or 'anonymous'}"
-    with endpoint.audit.recording(token, catalog.name, plan.summary, lambda: catalog.versions.current) as entry:
-        entry.extra.update({"client": caller.address, "user": caller.user or None, "via": "thrift"})
-        if not catalog.config.thrift_writable:
-            entry.settle("refused")
-            raise EndpointRefusal(
-                f"catalog '{catalog.name}' is read-only through the thrift endpoint ({method} refused); grant writes with "
-                f"ALTER CATALOG {catalog.name} SET PROPERTIES ('{THRIFT_ACCESS}'='write')")
-
-        def announce(database: str | None, table: str | None) -> None:
-            endpoint.manager.refresh_log.announce(RefreshRecord(catalog.definition.id, database, table))
-
-        context = DdlContext(catalog, announce)
-        with context.changing(plan.objects, events=plan.events, source=ChangeSource.THRIFT) as recorded:
-            try:
-                answer = endpoint.forwarder.call(method, args, route)
-            except TException as error:
-                raise _MetastoreAnswer(error) from None
-            recorded.extend(plan.changes)
-        return answer
+    with endpoint.gate.change(endpoint.actor(caller), catalog, plan.summary, f"thrift {method}", plan.objects,
+                              events=plan.events, source=ChangeSource.THRIFT) as recorded:
+        try:
+            answer = endpoint.forwarder.call(method, args, route)
+        except TException as error:
+            raise _MetastoreAnswer(error) from None
+        recorded.extend(plan.changes)
+    return answer

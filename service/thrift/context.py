@@ -10,9 +10,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from hms_catalog.errors import NotFoundError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.model import ExternalCatalog
+from service.access import Access, AccessPolicy, Principal
+from service.actor import Actor, FrontEnd
 from service.audit import AuditLog
+from service.gate import ChangeGate
 from service.thrift.arguments import rename_databases
 from service.thrift.forwarder import Forwarder
 from service.thrift.health import CatalogHealth
@@ -31,9 +35,11 @@ _T = TypeVar("_T")
 
 @dataclass
 class Caller:
-    """One client connection: its address and the user it said it is (``set_ugi``)."""
+    """One client connection: its address, the Kerberos principal its SASL handshake proved (None on an endpoint
+    without SASL) and the user it said it is (``set_ugi``, which proves nothing)."""
 
     address: str
+    principal: str | None = None
     user: str = ""
     groups: list[str] = field(default_factory=list)
     meta_conf: dict[str, str] = field(default_factory=dict)  # setMetaConf's values, this connection's own
@@ -48,9 +54,42 @@ class EndpointContext:
     listings: ThreadPoolExecutor
     health: CatalogHealth
     listing_wait: float = LISTING_WAIT_SECONDS
+    # The grants of Kerberos principals (an endpoint with SASL); None: the endpoint authenticates nobody, and
+    # every client reads every catalog and changes those whose 'thrift.access' grants writes.
+    principals: AccessPolicy | None = None
     started: float = field(default_factory=time.time)
     _listing: dict[str, Future[tuple[str, ...]]] = field(default_factory=dict)
     _listing_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.gate = ChangeGate(self.manager, self.audit)
+
+    def actor(self, caller: Caller) -> Actor:
+        """The connection's actor. A Kerberos principal carries the grant of the tokens file's entry listing it,
+        and one no entry lists gets nothing (no catalog to read or change). On an endpoint without SASL the
+        client is who it claims, and may do what ``thrift.access`` (the gate's ceiling) allows."""
+        if caller.principal is not None:
+            grant = self.principals.principal(caller.principal) if self.principals is not None else None
+            if grant is None:
+                grant = Principal(caller.principal, Access.READ, (), kind="principal")
+        else:
+            grant = Principal(f"thrift:{caller.user or 'anonymous'}", Access.WRITE, kind="client")
+        return Actor(grant, FrontEnd.THRIFT, caller.address, caller.user or None)
+
+    def may_read(self, caller: Caller, catalog: str) -> bool:
+        """:meth:`actor`'s read decision, without making the actor: every read call asks it."""
+        if caller.principal is None:
+            return True  # without SASL, every client reads every catalog
+        grant = self.principals.principal(caller.principal) if self.principals is not None else None
+        return grant is not None and grant.may_read(catalog)
+
+    def readable_route(self, caller: Caller, database: str | None, catalog: str | None = None) -> Route:
+        """The route of a client's database name. A catalog the connection's actor may not read is not there for
+        it: its databases are NoSuchObject, as they are absent from its listings."""
+        route = self.names.route(database, catalog)
+        if not self.may_read(caller, route.catalog):
+            raise NotFoundError("database", database or "''")
+        return route
 
     def catalog(self, route: Route) -> ExternalCatalog:
         return self.manager.catalog(route.catalog)

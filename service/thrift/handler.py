@@ -13,8 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import hms_catalog
+from hms_catalog.errors import NotFoundError
 from service.thrift.changes import is_change, run_change
 from service.thrift.context import Caller, EndpointContext
+from service.thrift.delegation import DelegationTokens
 from service.thrift.errors import translated
 from service.thrift.partition_reads import PartitionReads
 from service.thrift.reads import TableReads
@@ -27,7 +29,7 @@ SERVICE_NAME = "hms-catalog"
 _ALIVE = 2  # fb_status.ALIVE
 
 
-class ConnectionHandler(TableReads, PartitionReads):
+class ConnectionHandler(TableReads, PartitionReads, DelegationTokens):
     def __init__(self, endpoint: EndpointContext, caller: Caller) -> None:
         self.endpoint = endpoint
         self.caller = caller
@@ -35,8 +37,10 @@ class ConnectionHandler(TableReads, PartitionReads):
     # The connection and the service ------------------------------------------------------------------
 
     def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]:
-        """The client's word for who it is: kept for the audit log (a plain endpoint authenticates nobody)."""
-        self.caller.user = user_name or ""
+        """The client's word for who it is: kept for the audit log (a plain endpoint authenticates nobody). A
+        Kerberos connection is the user its principal names, whatever it claims, as on a secure metastore."""
+        if self.caller.principal is None:
+            self.caller.user = user_name or ""
         self.caller.groups = list(group_names or [])
         return list(self.caller.groups)
 
@@ -105,7 +109,9 @@ class ConnectionHandler(TableReads, PartitionReads):
         def forwarded(*args: Any) -> Any:
             route = endpoint.forwarder.route_of(method, args)
             if is_change(method):
-                return run_change(endpoint, caller, method, args, route)
+                return run_change(endpoint, caller, method, args, route)  # the change gate decides
+            if not endpoint.may_read(caller, route.catalog):
+                raise NotFoundError("database", route.database or "''")  # as the reads answer (readable_route)
             return endpoint.forwarder.call(method, args, route)
 
         return forwarded

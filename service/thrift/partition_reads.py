@@ -202,7 +202,7 @@ class PartitionReads:
     # What they share -----------------------------------------------------------------------------------
 
     def _partitions(self, database: str, table: str, catalog: str | None = None) -> tuple[Route, _Partitions]:
-        route = self.endpoint.names.route(database, catalog)
+        route = self.endpoint.readable_route(self.caller, database, catalog)
         live = self.endpoint.catalog(route)
         return route, _Partitions(live, route.database, table, lambda: self.endpoint.health.reaching(route.catalog, live))
 

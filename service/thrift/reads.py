@@ -42,17 +42,17 @@ class TableReads:
 
     @translated("get_database")
     def get_database(self, name: str) -> ttypes.Database:
-        return self._database(self.endpoint.names.route(name))
+        return self._database(self._route(name))
 
     @translated("get_database_req")
     def get_database_req(self, request: Any) -> ttypes.Database:
-        return self._database(self.endpoint.names.route(request.name, request.catalogName))
+        return self._database(self._route(request.name, request.catalogName))
 
     # Tables ----------------------------------------------------------------------------------------------
 
     @translated("get_all_tables")
     def get_all_tables(self, db_name: str) -> list[str]:
-        route = self.endpoint.names.route(db_name)
+        route = self._route(db_name)
         with self.endpoint.reaching(route) as catalog:
             return list(catalog.database(route.database).table_names())
 
@@ -63,19 +63,19 @@ class TableReads:
 
     @translated("get_table")
     def get_table(self, dbname: str, tbl_name: str) -> ttypes.Table:
-        return self._table(self.endpoint.names.route(dbname), tbl_name)
+        return self._table(self._route(dbname), tbl_name)
 
     @translated("get_table_req")
     def get_table_req(self, req: Any) -> Any:
-        return ttypes.GetTableResult(table=self._table(self.endpoint.names.route(req.dbName, req.catName), req.tblName))
+        return ttypes.GetTableResult(table=self._table(self._route(req.dbName, req.catName), req.tblName))
 
     @translated("get_table_objects_by_name")
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[ttypes.Table]:
-        return self._tables(self.endpoint.names.route(dbname), tbl_names or [])
+        return self._tables(self._route(dbname), tbl_names or [])
 
     @translated("get_table_objects_by_name_req")
     def get_table_objects_by_name_req(self, req: Any) -> Any:
-        route = self.endpoint.names.route(req.dbName, req.catName)
+        route = self._route(req.dbName, req.catName)
         with self.endpoint.reaching(route) as catalog:
             # all of them when none are named: listed in the routed catalog (get_all_tables(dbName) would drop catName)
             names = req.tblNames if req.tblNames is not None else list(catalog.database(route.database).table_names())
@@ -90,7 +90,7 @@ class TableReads:
         found = []
         live: dict[str, ExternalCatalog] = {}  # each catalog looked up once a call, not once a database
         for external in self._matching_databases(db_patterns):
-            route = self.endpoint.names.route(external)
+            route = self._route(external)
             try:
                 if route.catalog not in live:
                     live[route.catalog] = self.endpoint.catalog(route)
@@ -111,7 +111,7 @@ class TableReads:
 
     @translated("get_fields")
     def get_fields(self, db_name: str, table_name: str) -> list[ttypes.FieldSchema]:
-        return list(self._table(self.endpoint.names.route(db_name), table_name).sd.cols or [])
+        return list(self._table(self._route(db_name), table_name).sd.cols or [])
 
     @translated("get_fields_with_environment_context")
     def get_fields_with_environment_context(self, db_name: str, table_name: str, environment_context: Any) -> list[Any]:
@@ -119,7 +119,7 @@ class TableReads:
 
     @translated("get_schema")
     def get_schema(self, db_name: str, table_name: str) -> list[ttypes.FieldSchema]:
-        table = self._table(self.endpoint.names.route(db_name), table_name)
+        table = self._table(self._route(db_name), table_name)
         return list(table.sd.cols or []) + list(table.partitionKeys or [])
 
     @translated("get_schema_with_environment_context")
@@ -127,6 +127,9 @@ class TableReads:
         return self.get_schema(db_name, table_name)
 
     # What they share -----------------------------------------------------------------------------------
+
+    def _route(self, database: str | None, catalog: str | None = None) -> Route:
+        return self.endpoint.readable_route(self.caller, database, catalog)
 
     def _database(self, route: Route) -> ttypes.Database:
         with self.endpoint.reaching(route) as catalog:
@@ -163,7 +166,7 @@ class TableReads:
         and waited for together (:meth:`CatalogHealth.awaited`); one that fails or does not answer in time is down
         from then on, and is answered for the same way."""
         endpoint, health = self.endpoint, self.endpoint.health
-        catalogs = endpoint.names.catalogs()
+        catalogs = [catalog for catalog in endpoint.names.catalogs() if endpoint.may_read(self.caller, catalog)]
         lost = {catalog: outage for catalog in catalogs if (outage := health.lost(catalog)) is not None}
         listings = {catalog: endpoint.database_listing(catalog) for catalog in catalogs if catalog not in lost}
         answers = health.awaited(listings, endpoint.listing_wait)

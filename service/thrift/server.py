@@ -1,11 +1,8 @@
-"""The thrift server: accepts connections, picks each one's transport, runs the generated processor.
+"""The thrift server: accepts connections, lets each in (:mod:`.admission`), runs the generated processor.
 
-Hive's clients speak the binary protocol over a buffered transport, or a framed one with
-``hive.metastore.thrift.framed.transport.enabled``; a strict binary message begins with the protocol's
-version bytes (0x80 0x01) and a frame with its length, so the first bytes of each connection tell which
-(peeked, not read). A SASL handshake (a Kerberized client) begins with neither and is refused with a log
-line saying so. Each connection is served by one thread of a bounded pool for as long as it stays open,
-as Hive's own TThreadPoolServer does; the pool's size bounds the clients served at once.
+Each connection is served by one thread of a bounded pool for as long as it stays open, as Hive's own
+TThreadPoolServer does; the pool's size bounds the clients served at once. With Kerberos settings the
+endpoint lets in SASL GSSAPI clients only (:mod:`.sasl`).
 """
 
 from __future__ import annotations
@@ -21,16 +18,19 @@ from typing import Any
 
 from hive_metastore import ThriftHiveMetastore
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TTransport
 
 from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.manager import CatalogManager
+from service.access import AccessPolicy
 from service.audit import AuditLog
+from service.thrift.admission import Admission
 from service.thrift.changes import is_change
-from service.thrift.context import LISTING_WAIT_SECONDS, Caller, EndpointContext
+from service.thrift.context import LISTING_WAIT_SECONDS, EndpointContext
 from service.thrift.forwarder import Forwarder
 from service.thrift.handler import ConnectionHandler
 from service.thrift.health import PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, CatalogHealth
+from service.thrift.kerberos import ServiceKerberos
 from service.thrift.names import FederatedNames
 from service.thrift.relay import refuse_call, relay_call
 
@@ -40,9 +40,7 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_PRIMARY = "hive"
 DEFAULT_THREADS = 64
-_STRICT_BINARY = b"\x80\x01"
 _ACCEPT_POLL_SECONDS = 0.5
-_SASL_STATUSES = frozenset(range(1, 6))  # START, OK, BAD, ERROR, COMPLETE
 
 
 @dataclass(frozen=True)
@@ -55,6 +53,12 @@ class ThriftSettings:
     probe_interval: float = PROBE_INTERVAL_SECONDS
     probe_timeout: float = PROBE_TIMEOUT_SECONDS
     insecure: bool = False  # serve --thrift-insecure: bound beyond this machine, authenticating no client
+    kerberos: ServiceKerberos | None = None  # serve --thrift-principal/--thrift-keytab: SASL GSSAPI clients only
+
+    @property
+    def exposed(self) -> bool:
+        """Whether clients of other machines are served without authenticating them."""
+        return self.kerberos is None and not is_loopback(self.host)
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
@@ -116,14 +120,18 @@ class ThriftEndpoint:
     """The ThriftHiveMetastore server of one service process, on its catalog manager."""
 
     def __init__(self, manager: CatalogManager, audit: AuditLog, settings: ThriftSettings,
-                 listener: socket.socket | None = None) -> None:
+                 listener: socket.socket | None = None, *, principals: AccessPolicy | None = None) -> None:
+        """``principals``: the grants of Kerberos principals (the tokens file's ``principals``), for connections
+        that authenticate with SASL."""
         self.settings = settings
         self.listener = listener if listener is not None else bind(settings.host, settings.port)
         names = FederatedNames(settings.primary, lambda: [d.name for d in manager.definitions()])
         health = CatalogHealth(manager, probe_interval=settings.probe_interval, probe_timeout=settings.probe_timeout)
         self.context = EndpointContext(manager, names, Forwarder(manager, names, health), audit,
                                        ThreadPoolExecutor(max_workers=8, thread_name_prefix="thrift-listing"), health,
-                                       listing_wait=settings.listing_wait)
+                                       listing_wait=settings.listing_wait, principals=principals)
+        credentials = None if settings.kerberos is None else settings.kerberos.credentials()
+        self._admission = Admission(settings.kerberos, credentials, audit, principals)
         self._workers = ThreadPoolExecutor(max_workers=settings.threads, thread_name_prefix="thrift-conn")
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -143,8 +151,11 @@ class ThriftEndpoint:
     def health(self) -> dict[str, Any]:
         with self._lock:
             open_connections = len(self._connections)
+        kerberos = self.settings.kerberos
         return {"uri": self.uri, "primary": self.settings.primary, "connections": open_connections,
-                "threads": self.settings.threads, "unreachable": self.context.health.report()}
+                "threads": self.settings.threads, "unreachable": self.context.health.report(),
+                "authentication": "none" if kerberos is None else "kerberos",
+                **({} if kerberos is None else {"principal": kerberos.principal, "qop": list(kerberos.protections)})}
 
     def engine_options(self) -> dict[str, str]:
         return {}
@@ -195,21 +206,11 @@ class ThriftEndpoint:
 
     def _serve(self, connection: socket.socket, address: str) -> None:
         try:
-            first = connection.recv(2, socket.MSG_PEEK)
-            if not first:
+            admitted = self._admission.admit(connection, address)
+            if admitted is None:
                 return
-            handle = TSocket.TSocket()
-            handle.handle = connection
-            transport: Any
-            if first == _STRICT_BINARY:
-                transport = TTransport.TBufferedTransport(handle)
-            elif first[0] in _SASL_STATUSES:  # a frame's length begins with 0 below 16 MiB; SASL with its status
-                _log.warning("thrift client %s began a SASL handshake: this endpoint speaks plain thrift only", address)
-                return
-            else:
-                transport = TTransport.TFramedTransport(handle)
-            protocol = TBinaryProtocolAccelerated(transport)
-            processor = _Processor(ConnectionHandler(self.context, Caller(address)))
+            protocol = TBinaryProtocolAccelerated(admitted.transport)
+            processor = _Processor(ConnectionHandler(self.context, admitted.caller))
             while not self._stopping.is_set():
                 processor.process(protocol, protocol)
         except (TTransport.TTransportException, EOFError, ConnectionError, OSError):

@@ -12,6 +12,8 @@ T = ast.TableName(None, "db", "t")
 RO = Principal("ro", Access.READ)
 ETL = Principal("etl", Access.WRITE, ("prod",))
 ANY = Principal("any", Access.WRITE)
+READ_LAKE = Principal("lake-ro", Access.READ, ("lake",))
+NOBODY = Principal("x@REALM", Access.READ, (), kind="principal")  # a Kerberos principal no entry lists
 
 READS = [ast.ShowCatalogs(), ast.ShowTables(), ast.DescribeTable(T), ast.RefreshTable(T), ast.RefreshCatalog("c"),
          ast.Query("SELECT 1"), ast.ShowChanges(), ast_ddl.ShowPartitions(T), ast_ddl.ShowCreateTable(T),
@@ -62,15 +64,20 @@ def test_titles_name_the_statement() -> None:
 
 
 def test_who_may_do_what() -> None:
-    for principal in (RO, ETL, ANY, ADMIN):
+    for principal in (RO, ANY, ADMIN):
         principal.check(Access.READ, "anything", "SHOW TABLES")
+    ETL.check(Access.READ, "Prod", "SHOW TABLES")
+    ETL.check(Access.READ, None, "SHOW TABLES")  # no catalog: the statement itself says so
     ETL.check(Access.WRITE, "PROD", "DROP TABLE")
     ANY.check(Access.WRITE, "prod", "DROP TABLE")
     ANY.check(Access.WRITE, None, "DROP TABLE")  # no catalog: the statement itself says so
     ADMIN.check(Access.ADMIN, "c", "DROP CATALOG")
     refusals = [
         (RO, Access.WRITE, "prod", ["token 'ro'", "read every catalog, but change none", "DROP TABLE changes catalog 'prod'"]),
-        (ETL, Access.WRITE, "hive", ["token 'etl'", "change catalog(s) prod", "catalog 'hive'"]),
+        (ETL, Access.WRITE, "hive", ["token 'etl'", "read and change catalog(s) prod", "catalog 'hive'"]),
+        (ETL, Access.READ, "hive", ["token 'etl'", "read and change catalog(s) prod", "DROP TABLE reads catalog 'hive'"]),
+        (READ_LAKE, Access.READ, "hive", ["token 'lake-ro'", "read catalog(s) lake, but change none"]),
+        (NOBODY, Access.READ, "lake", ["principal 'x@REALM'", "do nothing", "tokens file"]),
         (ETL, Access.WRITE, None, ["token 'etl'", "a catalog"]),
         (ANY, Access.ADMIN, "c", ["token 'any'", "catalog definitions", "server's own token"]),
     ]

@@ -55,6 +55,7 @@ def test_the_openapi_document_lists_every_endpoint(service: Server) -> None:
         "/v1/catalogs/{catalog}/schema-cache": {"get"},
         "/v1/catalogs/{catalog}/changes": {"get"},
         "/v1/catalogs/{catalog}/storage-credentials": {"get"},
+        "/v1/catalogs/{catalog}/storage-settings": {"get"},
         "/v1/statements": {"post"},
     }
     # The DDL routes' bodies and flags are declared, so clients can be generated from the document.

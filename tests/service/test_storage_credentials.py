@@ -28,7 +28,7 @@ def lake_properties(metastore_uri: str) -> dict[str, str]:
     """A Hive catalog whose tables' store is an S3 endpoint with credentials, and an HDFS HA nameservice."""
     return hms_properties(metastore_uri, **{
         "s3.endpoint": "http://127.0.0.1:9", "s3.region": "us-east-1", "s3.access_key": ACCESS_KEY,
-        "s3.secret_key": SECRET_KEY, "use_path_style": "true", "dfs.nameservices": "ns1",
+        "s3.secret_key": SECRET_KEY, "use_path_style": "true", "storage.vending": "catalog_key", "dfs.nameservices": "ns1",
         "dfs.ha.namenodes.ns1": "nn1,nn2", "dfs.namenode.rpc-address.ns1.nn1": "nn1.example:8020",
         "dfs.namenode.rpc-address.ns1.nn2": "nn2.example:8020",
         "dfs.client.failover.proxy.provider.ns1": "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"})
@@ -63,13 +63,32 @@ def test_the_driver_endpoint_gives_hadoop_settings_with_credentials_uncached_and
     assert settings["fs.s3.impl"] == settings["fs.s3n.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
     assert settings["dfs.nameservices"] == "ns1" and settings["dfs.namenode.rpc-address.ns1.nn2"] == "nn2.example:8020"
     assert "hadoop-aws" in body["spark_jars"]["s3a"] and "hadoop-azure" in body["spark_jars"]["abfss"]
-    # A write token limited to another catalog still reads this one (read access covers every catalog)
-    assert ddl_service.request("GET", path, token=WRITE_TOKEN).status == 200
+    # A write token limited to another catalog may not read this one, nor its credentials (its entry's catalogs
+    # limit reads too), and the refusal is audited
+    refused = ddl_service.request("GET", path, token=WRITE_TOKEN)
+    assert refused.status == 403 and f"catalog '{lake}'" in refused.error()["message"], refused
+    assert SECRET_KEY not in refused.body.decode()
 
     line = [entry for entry in _audit_lines(ddl_service) if entry["statement"] == f"GET {path}" and entry["token"] == "ro"][-1]
     assert line["catalog"] == lake and line["outcome"] == "ok" and "fs.s3a.secret.key" in line["keys"]
     assert SECRET_KEY not in (ddl_service.home / "audit.log").read_text(encoding="utf-8")
     assert SECRET_KEY not in ddl_service.stderr()
+
+
+def test_a_catalog_that_vends_nothing_answers_403_and_never_its_key(ddl_service: Server, metastore_uri: str,
+                                                                    unique_name: str) -> None:
+    """Without a role, the catalog's own key goes out only where 'storage.vending'='catalog_key' says so."""
+    properties = {key: value for key, value in lake_properties(metastore_uri).items() if key != "storage.vending"}
+    client = ddl_service.client()
+    client.create_catalog(unique_name, properties)
+    try:
+        refused = ddl_service.request("GET", f"/v1/catalogs/{unique_name}/storage-credentials", token=READ_TOKEN)
+        assert refused.status == 403 and refused.error()["type"] == "VendingDisabledError", refused
+        assert f"vending is off for catalog '{unique_name}'" in refused.error()["message"]
+        assert SECRET_KEY.encode() not in refused.body and ACCESS_KEY.encode() not in refused.body
+    finally:
+        client.drop_catalog(unique_name)
+        client.close()
 
 
 def test_credentials_need_a_known_token_and_a_defined_catalog(ddl_service: Server, lake: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from hms_catalog.errors import ConfigurationError
 from service.access import ADMIN, Access, Principal
-from service.tokens import TokenTable, load_tokens
+from service.tokens import KerberosPrincipals, TokenTable, load_tokens, stored_tokens
 
 ADMIN_TOKEN = "admin-token-0123456789"
 READ = {"name": "ro", "token": "read-only-secret-0123", "access": "read", "catalogs": ["*"]}
@@ -46,6 +46,34 @@ def test_catalogs_default_to_every_one(tmp_path: Path) -> None:
     assert named[0].principal == Principal("ro", Access.READ, ("*",))
 
 
+def test_principals_carry_their_entrys_grant_and_others_get_nothing(tmp_path: Path) -> None:
+    document = {"tokens": [
+        {**WRITE, "principals": ["etl@EXAMPLE.COM", "spark/host1.example.com@EXAMPLE.COM"]},
+        {"name": "lake-ro", "access": "read", "catalogs": ["Lake"], "principals": ["analyst@EXAMPLE.COM"]},  # no token
+    ]}
+    named, _ = load_tokens(_file(tmp_path, document), ADMIN_TOKEN)
+    principals = KerberosPrincipals(named)
+    etl = principals.principal("ETL@EXAMPLE.COM")
+    assert etl == Principal("etl@EXAMPLE.COM", Access.WRITE, ("prod",), kind="principal")
+    assert etl.may_change("prod") and not etl.may_read("lake")
+    analyst = principals.principal("analyst@EXAMPLE.COM")
+    assert analyst is not None and analyst.may_read("lake") and not analyst.may_read("prod")
+    assert not analyst.may_change("lake")
+    assert principals.principal("spark/host1.example.com@EXAMPLE.COM") == Principal(
+        "spark/host1.example.com@EXAMPLE.COM", Access.WRITE, ("prod",), kind="principal")
+    for unknown in (None, "", "etl@OTHER.REALM", "etl", "mallory@EXAMPLE.COM"):
+        assert principals.principal(unknown) is None, unknown
+    # the entry without a token is no bearer token, and is not put in the store (which holds token digests)
+    table = TokenTable(ADMIN_TOKEN, named)
+    assert table.principal(f"Bearer {WRITE['token']}") == named[0].principal
+    assert [stored.name for stored in stored_tokens(named)] == ["etl"]
+
+
+def test_a_read_entry_may_limit_its_catalogs(tmp_path: Path) -> None:
+    named, _ = load_tokens(_file(tmp_path, {"tokens": [{**READ, "catalogs": ["Lake", "lake", "hive"]}]}), ADMIN_TOKEN)
+    assert named[0].principal == Principal("ro", Access.READ, ("lake", "hive"))
+
+
 def test_a_file_others_may_read_is_warned_about(tmp_path: Path) -> None:
     _, warnings = load_tokens(_file(tmp_path, {"tokens": [READ]}, mode=0o644), ADMIN_TOKEN)
     assert len(warnings) == 1 and "chmod 600" in warnings[0] and "644" in warnings[0] and READ["token"] not in warnings[0]
@@ -66,7 +94,13 @@ def test_a_file_others_may_read_is_warned_about(tmp_path: Path) -> None:
     ({"tokens": [{**READ, "owner": "me"}]}, ["entry 1 ('ro')", "unknown key", "owner"]),
     ({"tokens": [{**WRITE, "catalogs": []}]}, ["entry 1 ('etl')", "'catalogs'"]),
     ({"tokens": [{**WRITE, "catalogs": "prod"}]}, ["entry 1 ('etl')", "'catalogs'"]),
-    ({"tokens": [{**READ, "catalogs": ["prod"]}]}, ["entry 1 ('ro')", "read token reads every catalog"]),
+    ({"tokens": [{**READ, "catalogs": ["prod", "*"]}]}, ["entry 1 ('ro')", "every catalog", "beside names"]),
+    ({"tokens": [{**READ, "principals": "etl@R"}]}, ["entry 1 ('ro')", "'principals'", "list"]),
+    ({"tokens": [{**READ, "principals": ["etl"]}]}, ["entry 1 ('ro')", "'etl'", "not a Kerberos principal",
+                                                     "primary[/instance]@REALM"]),
+    ({"tokens": [{"name": "k", "access": "read"}]}, ["entry 1 ('k')", "'token'", "'principals'"]),
+    ({"tokens": [{**READ, "principals": ["a@R"]}, {**WRITE, "principals": ["A@R"]}]},
+     ["entries 1 and 2", "principal 'A@R'", "one grant"]),
     ({"tokens": [READ, {**WRITE, "name": "RO"}]}, ["entries 1 and 2", "named 'RO'"]),
     ({"tokens": [READ, {**WRITE, "token": READ["token"]}]}, ["entries 1 ('ro') and 2 ('etl')", "same token"]),
 ])

@@ -101,7 +101,8 @@ def probe_catalog(spark: Any, service: Server, metastore_uri: str, name: str, ma
         "type": "hms", "hive.metastore.uris": metastore_uri, "fs.file.impl": probe,
         "fs.file.impl.disable.cache": "true",  # a FileSystem per use, so each records the Configuration it got
         "fs.hmsprobe.marker": marker, "fs.hmsprobe.record": str(record),
-        "s3.endpoint": f"http://{marker.lower()}.store.invalid:9000", "s3.access_key": f"AKIA{marker}", "s3.secret_key": secret})
+        "s3.endpoint": f"http://{marker.lower()}.store.invalid:9000", "s3.access_key": f"AKIA{marker}", "s3.secret_key": secret,
+        "storage.vending": "catalog_key"})
     try:
         with registered(spark, service, name):
             yield name

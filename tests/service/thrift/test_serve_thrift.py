@@ -73,7 +73,8 @@ def test_a_change_through_the_endpoint_wakes_the_change_feed_and_is_audited(home
 
 
 def test_the_endpoint_binds_beyond_loopback_only_when_told_it_is_insecure(home: Path, metastore_uri: str) -> None:
-    """It authenticates no client: an address other machines reach needs --thrift-insecure, which the log repeats."""
+    """Without Kerberos it authenticates no client: an address other machines reach needs --thrift-insecure, which the
+    log repeats (with Kerberos it needs neither: tests/kerberos/test_thrift_endpoint.py)."""
     _define(home, metastore_uri)
     for host in ("0.0.0.0", "::", "192.0.2.7"):
         refused = subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0",
@@ -82,6 +83,7 @@ def test_the_endpoint_binds_beyond_loopback_only_when_told_it_is_insecure(home: 
         assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
         assert f"--thrift-host {host} is reached from other machines" in refused.stderr, refused.stderr
         assert "--thrift-insecure" in refused.stderr and "hms-catalog service at" not in refused.stderr
+        assert "give it Kerberos (--thrift-principal, --thrift-keytab)" in refused.stderr
     with served(home, "--thrift-port", "0", "--thrift-host", "localhost") as server:
         assert "warning: the thrift endpoint" not in server.stderr()
     with served(home, "--thrift-port", "0", "--thrift-host", "0.0.0.0", "--thrift-insecure") as server:

@@ -28,6 +28,8 @@ import java.util.TreeSet;
  */
 final class StorageSettings {
     static final StorageSettings NONE = new StorageSettings(Map.of(), Map.of());
+    /** The service's refusal when a catalog vends no credentials: not a failure of the driver. */
+    private static final String VENDING_DISABLED = "VendingDisabledError";
 
     private final Map<String, String> hadoop;
     private final Map<String, String> jars;
@@ -37,9 +39,21 @@ final class StorageSettings {
         this.jars = Collections.unmodifiableMap(new LinkedHashMap<>(jars));
     }
 
-    /** The settings of the service's catalog at {@code catalogPath} (asked with the catalog's token). */
+    /**
+     * The settings of the service's catalog at {@code catalogPath} (asked with the catalog's token). Where the
+     * catalog vends no credentials (403 VendingDisabledError), its settings without any ({@code /storage-settings}):
+     * Spark's own S3 credentials reach its store then.
+     */
     static StorageSettings fetch(ServiceClient client, String catalogPath) {
-        JsonNode answer = client.get(catalogPath + "/storage-credentials");
+        JsonNode answer;
+        try {
+            answer = client.get(catalogPath + "/storage-credentials");
+        } catch (ServiceClient.ServiceException e) {
+            if (e.status != 403 || !VENDING_DISABLED.equals(e.type)) {
+                throw e;
+            }
+            answer = client.get(catalogPath + "/storage-settings");
+        }
         Map<String, String> hadoop = new LinkedHashMap<>();
         answer.path("hadoop_settings").properties().forEach(entry -> hadoop.put(entry.getKey(), entry.getValue().asText()));
         Map<String, String> jars = new LinkedHashMap<>();
