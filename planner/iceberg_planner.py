@@ -1,17 +1,11 @@
-"""Planning Iceberg tables: pyiceberg's scan planning of the current snapshot, each data file cut by the
-rule and carrying the delete files that apply to it.
-
-pyiceberg (0.12) matches position deletes to data files but refuses equality deletes outright, so its
-manifest planner is run with the equality delete entries taken aside, and they are matched here by the
-spec's rule: an equality delete applies to a data file of an older data sequence number (strictly)
-that is in its partition, or to every data file when its spec is unpartitioned.
+"""Planning Iceberg tables: the scan tasks of the current snapshot (:mod:`planner.iceberg_tasks`, equality
+deletes matched there), each data file cut by the rule and carrying the delete files that apply to it.
 """
 
 from __future__ import annotations
 
-import bisect
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hms_catalog.errors import PlanningError
@@ -23,6 +17,7 @@ from planner.context import FormatPlan, PlanningContext
 from planner.iceberg_filters import to_iceberg_filter
 from planner.iceberg_metrics import file_facts as iceberg_file_facts
 from planner.iceberg_metrics import iceberg_statistics, partition_fields
+from planner.iceberg_tasks import IcebergTask, scan_tasks
 from planner.listing import with_blocks
 from planner.plan import DeleteFile
 from planner.splitter import cut_file
@@ -46,64 +41,13 @@ def _partition_values(task: FileScanTask, spec: PartitionSpec) -> tuple[tuple[st
     return tuple(values)
 
 
-class _EqualityDeletes:
-    """Equality delete files by (spec id, partition), each list in data sequence number order."""
-
-    def __init__(self, entries: Iterable[Any], unpartitioned: set[int]) -> None:
-        by_key: dict[Any, list[tuple[int, Any]]] = {}
-        for entry in entries:
-            data = entry.data_file
-            key = None if data.spec_id in unpartitioned else (data.spec_id, data.partition)
-            by_key.setdefault(key, []).append((entry.sequence_number or 0, data))
-        self._files = {key: sorted(pairs, key=lambda pair: pair[0]) for key, pairs in by_key.items()}
-        self._sequences = {key: [seq for seq, _ in pairs] for key, pairs in self._files.items()}
-
-    def for_data_file(self, sequence_number: int, data_file: Any) -> list[Any]:
-        found: list[Any] = []
-        for key in (None, (data_file.spec_id, data_file.partition)):
-            if key in self._files:
-                first = bisect.bisect_right(self._sequences[key], sequence_number)  # newer deletes only
-                found.extend(data for _, data in self._files[key][first:])
-        return found
-
-
-def _plan_tasks(static: Any, row_filter: Any) -> list[tuple[Any, list[Any]]]:
+def _plan_tasks(static: Any, row_filter: Any) -> list[IcebergTask]:
     """pyiceberg's scan tasks of the current snapshot, each with the equality delete files for its file."""
-    from pyiceberg.manifest import DataFileContent
-
     try:
-        from pyiceberg.table import ManifestGroupPlanner
+        from pyiceberg.table import ManifestGroupPlanner  # noqa: F401 - pyiceberg 0.12 and later
     except ImportError:  # pyiceberg before 0.12: its own planning, which refuses equality deletes
         return [(task, []) for task in static.scan(row_filter=row_filter, case_sensitive=False).plan_files()]
-
-    class Planner(ManifestGroupPlanner):
-        def _build_metrics_evaluator(self) -> Any:
-            # Column metrics prune data files only: an equality delete whose values miss the filter can
-            # still delete a row that the filter lets through on its other columns.
-            might_match = super()._build_metrics_evaluator()
-            return lambda file: file.content != DataFileContent.DATA or might_match(file)
-
-    snapshot = static.current_snapshot()
-    if snapshot is None:
-        return []
-    equality: list[Any] = []
-    sequences: dict[str, int] = {}
-
-    def keep(entry: Any) -> bool:
-        content = entry.data_file.content
-        if content == DataFileContent.EQUALITY_DELETES:
-            equality.append(entry)
-            return False
-        if content == DataFileContent.DATA:
-            sequences[entry.data_file.file_path] = entry.sequence_number or 0
-        return True
-
-    planner = Planner(static.metadata, static.io, row_filter=row_filter, case_sensitive=False)
-    tasks = list(planner.plan_files(snapshot.manifests(static.io), manifest_entry_filter=keep))
-    if not equality:
-        return [(task, []) for task in tasks]
-    index = _EqualityDeletes(equality, {i for i, spec in static.metadata.specs().items() if spec.is_unpartitioned()})
-    return [(task, index.for_data_file(sequences[task.file.file_path], task.file)) for task in tasks]
+    return scan_tasks(static.metadata, static.io, static.current_snapshot(), row_filter, case_sensitive=False)
 
 
 def _delete_file(d: Any) -> DeleteFile:

@@ -1,7 +1,8 @@
 """The Iceberg REST catalog's routes at ``/iceberg``: the config, the OAuth exchange, and the resources.
 
 ``GET /iceberg/v1/config?warehouse=<catalog>`` answers the catalog as the ``prefix`` every other route
-starts with, and the endpoints served (the view endpoints included: :mod:`.views`).
+starts with, and the endpoints served (the view endpoints included: :mod:`.views`; scan planning:
+:mod:`.scan_planning`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 from starlette.responses import JSONResponse
 
-from service.iceberg_rest import commits, credentials, namespaces, tables, views
+from service.iceberg_rest import commits, credentials, namespaces, scan_planning, tables, views
 from service.iceberg_rest.auth import IssuedTokens, OAuthError, exchange
 from service.iceberg_rest.context import IcebergContext
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
@@ -35,6 +36,7 @@ ENDPOINTS = tuple(f"{method} /v1/{{prefix}}/{path}" for method, path in (
     ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
     ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
     ("POST", "views/rename"), ("POST", "namespaces/{namespace}/register-view"),
+    *scan_planning.ENDPOINTS,
 ))
 
 
@@ -72,6 +74,7 @@ def router(state: ServiceState) -> APIRouter:
     routes.include_router(credentials.router(context))
     routes.include_router(commits.router(context))
     routes.include_router(views.router(context))
+    routes.include_router(scan_planning.router(context))
 
     @routes.api_route("/iceberg/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"], include_in_schema=False)
     def unknown(rest: str, request: Request, principal: Who) -> Response:

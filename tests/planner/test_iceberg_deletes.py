@@ -253,7 +253,7 @@ def test_equality_deletes_apply_by_sequence_number_and_partition() -> None:
     """The spec's rule on plain values: newer deletes only, same spec and partition, or an unpartitioned spec."""
     from types import SimpleNamespace
 
-    from planner.iceberg_planner import _EqualityDeletes
+    from planner.iceberg_tasks import _EqualityDeletes
 
     def entry(sequence: int, spec: int, partition: tuple[str, ...], name: str) -> Any:
         return SimpleNamespace(sequence_number=sequence, data_file=SimpleNamespace(spec_id=spec, partition=partition, name=name))

@@ -91,6 +91,10 @@ def _registry() -> Any:
     from referencing.jsonschema import DRAFT202012
 
     document = _nullable(yaml.safe_load(_SPEC.read_text(encoding="utf-8")))
+    # PrimitiveTypeValue is "oneOf" kinds that overlap (every date is a string, every int a long and a double), so
+    # no value would pass: it is any of them, as meant (a value's kind follows from its field's type).
+    primitive = document["components"]["schemas"]["PrimitiveTypeValue"]
+    primitive["anyOf"] = primitive.pop("oneOf")
     return Registry().with_resource(_BASE, DRAFT202012.create_resource(document))
 
 
