@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hms_catalog.errors import PlanningError
-from hms_catalog.jdk import compile_into, find_java_tool, spark_jars_dir
+from hms_catalog.jdk import compile_into, find_java_tool, java_cache_dir, spark_jars_dir
 from planner.listing import BlockLocator, Blocks, LocalBlockLocator
 
 __all__ = ["JvmBlockLocator", "compile_block_lister"]
@@ -31,7 +31,7 @@ def compile_block_lister(cache_dir: Path | None = None) -> Path:
     """The directory holding the compiled helper (compiled once per source version)."""
     source = Path(str(resources.files("planner") / "resources" / _SOURCE))
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
-    target = (cache_dir or Path.home() / ".cache" / "hms-catalog" / "java") / f"block-lister-{digest}"
+    target = (cache_dir or java_cache_dir()) / f"block-lister-{digest}"
     if (target / "BlockLister.class").exists():
         return target
     javac = find_java_tool("javac")

@@ -105,12 +105,11 @@ class ServeCommand:
             "secure Hive Metastore does) and may bind any address. Without them it authenticates nobody, so it binds "
             "this machine's loopback address only (127.0.0.1, ::1, localhost) unless --thrift-insecure says that "
             "another address, on a trusted network, is meant.")
-        thrift.add_argument("--thrift-port", type=int, default=_env_int(THRIFT_PORT_ENV),
+        thrift.add_argument("--thrift-port", type=int, default=None,
                             help=f"port of the endpoint (off unless given; 0 picks a free one; default ${THRIFT_PORT_ENV})")
         thrift.add_argument("--thrift-host", default=os.environ.get(THRIFT_HOST_ENV, DEFAULT_HOST),
                             help=f"address of the endpoint (default ${THRIFT_HOST_ENV}, else {DEFAULT_HOST}: this machine only)")
         thrift.add_argument("--thrift-insecure", action="store_true",
-                            default=os.environ.get(THRIFT_INSECURE_ENV, "").lower() in ("1", "true", "yes"),
                             help=f"without Kerberos, allow --thrift-host to be an address other machines reach (0.0.0.0 "
                                  f"included), where the endpoint {INSECURE_EXPOSES} (default ${THRIFT_INSECURE_ENV})")
         thrift.add_argument("--thrift-principal", default=os.environ.get(THRIFT_PRINCIPAL_ENV) or None, metavar="PRINCIPAL",
@@ -135,13 +134,17 @@ class ServeCommand:
 
     def run(self, args: argparse.Namespace, home: Path) -> int:
         thrift = None
-        if args.thrift_port is not None and args.thrift_threads < 1:
-            print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
-            return 2
         try:
-            if args.thrift_port is not None:
-                thrift = ThriftSettings(host=args.thrift_host, port=args.thrift_port, primary=args.thrift_primary,
-                                        threads=args.thrift_threads, insecure=args.thrift_insecure,
+            # The environment's settings are read here, not as the parser's defaults: a bad value is this command's
+            # error, not every command's traceback.
+            port = args.thrift_port if args.thrift_port is not None else _env_int(THRIFT_PORT_ENV)
+            if port is not None and args.thrift_threads < 1:
+                print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
+                return 2
+            if port is not None:
+                thrift = ThriftSettings(host=args.thrift_host, port=port, primary=args.thrift_primary,
+                                        threads=args.thrift_threads,
+                                        insecure=args.thrift_insecure or _env_flag(THRIFT_INSECURE_ENV),
                                         kerberos=_thrift_kerberos(args))
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
@@ -271,6 +274,16 @@ def _env_int(name: str) -> int | None:
         return int(value)
     except ValueError:
         raise ConfigurationError(f"${name} must be a port number, got {value!r}") from None
+
+
+def _env_flag(name: str) -> bool:
+    """An on/off environment setting: a value it cannot read is refused, never taken for off."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigurationError(f"${name} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}")
 
 
 def _env_path(name: str) -> Path | None:

@@ -17,11 +17,11 @@ from importlib import resources
 from pathlib import Path
 
 from hms_catalog.errors import ErrorKind, HmsCatalogError
-from hms_catalog.jdk import find_java_tool, spark_jars_dir
+from hms_catalog.jdk import JAVA_CACHE_ENV, find_java_tool, java_cache_dir, spark_jars_dir
 
 __all__ = ["ConnectorBuildError", "connector_jar", "java_sources"]
 
-CACHE_ENV = "HMS_CATALOG_JAVA_CACHE"
+CACHE_ENV = JAVA_CACHE_ENV  # one Java cache for every helper (hms_catalog.jdk)
 
 
 class ConnectorBuildError(HmsCatalogError):
@@ -50,7 +50,7 @@ def connector_jar(cache_dir: Path | None = None) -> Path:
     for source in sources:
         digest.update(source.name.encode())
         digest.update(source.read_bytes())
-    directory = cache_dir or Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "hms-catalog" / "java")
+    directory = cache_dir or java_cache_dir()
     jar = directory / f"hms-catalog-spark-{_spark_version()}-{digest.hexdigest()[:12]}.jar"
     if jar.is_file():
         return jar

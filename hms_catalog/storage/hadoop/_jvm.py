@@ -1,7 +1,7 @@
 """Compiling and launching the Hadoop filesystem helper's JVM (``resources/HadoopFsServer.java``).
 
 The helper is compiled with ``javac`` against pyspark's jars (Hadoop's client, Jackson) once per version of
-its source, into ``~/.cache/hms-catalog/java/hadoop-fs-server-<digest>``, as the planner's block lister is;
+its source, into ``hadoop-fs-server-<digest>`` of the Java cache (``hms_catalog.jdk``), as the planner's block lister is;
 a quiet log4j2 configuration beside the classes sends Hadoop's logging to stderr, never stdout, which
 carries the answers only.
 """
@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from hms_catalog.errors import ConfigurationError, EmbeddedMetastoreError
-from hms_catalog.jdk import compile_into, find_java_tool, spark_jars_dir
+from hms_catalog.jdk import compile_into, find_java_tool, java_cache_dir, spark_jars_dir
 
 __all__ = ["MAIN_CLASS", "compile_server", "command_line", "runtime_jars"]
 
@@ -48,7 +48,7 @@ def compile_server(cache_dir: Path | None = None) -> Path:
     Raises ConfigurationError when no ``javac`` is found and the helper was never compiled here."""
     source = Path(str(resources.files("hms_catalog.storage.hadoop") / "resources" / _SOURCE))
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
-    target = (cache_dir or Path.home() / ".cache" / "hms-catalog" / "java") / f"hadoop-fs-server-{digest}"
+    target = (cache_dir or java_cache_dir()) / f"hadoop-fs-server-{digest}"
     if (target / f"{MAIN_CLASS}.class").exists() and (target / _LOG_CONFIG).exists():
         return target
     javac = find_java_tool("javac")

@@ -8,6 +8,7 @@ feed wakes with it (source ``thrift``), the audit log has its line with the clie
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,11 @@ def test_the_endpoint_binds_beyond_loopback_only_when_told_it_is_insecure(home: 
         assert f"--thrift-host {host} is reached from other machines" in refused.stderr, refused.stderr
         assert "--thrift-insecure" in refused.stderr and "hms-catalog service at" not in refused.stderr
         assert "give it Kerberos (--thrift-principal, --thrift-keytab)" in refused.stderr
+    unread = subprocess.run([sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", "0",
+                             "--thrift-port", "0", "--thrift-host", "0.0.0.0"], capture_output=True, text=True, timeout=60,
+                            check=False, env={**os.environ, "HMS_CATALOG_THRIFT_INSECURE": "maybe"})
+    assert unread.returncode != 0 and "Traceback" not in unread.stderr, unread.stderr  # never taken for off, or on
+    assert "$HMS_CATALOG_THRIFT_INSECURE must be 1 or 0" in unread.stderr and "'maybe'" in unread.stderr, unread.stderr
     with served(home, "--thrift-port", "0", "--thrift-host", "localhost") as server:
         assert "warning: the thrift endpoint" not in server.stderr()
     with served(home, "--thrift-port", "0", "--thrift-host", "0.0.0.0", "--thrift-insecure") as server:
