@@ -10,11 +10,11 @@ a length-prefixed payload until the server says COMPLETE; after it every thrift 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from io import BytesIO
 from typing import Any
 
 from thrift.transport import TTransport
+
+from hms_catalog.client.sasl_frames import SaslFrames
 
 __all__ = ["GssapiMechanism", "SaslClientTransport", "SaslNegotiationError"]
 
@@ -25,7 +25,6 @@ _STATUS_NAMES = {BAD: "BAD", ERROR: "ERROR"}
 LAYER_NONE, LAYER_INTEGRITY, LAYER_CONFIDENTIALITY = 1, 2, 4
 _LAYER_PREFERENCE = (LAYER_NONE, LAYER_CONFIDENTIALITY, LAYER_INTEGRITY)
 MAX_NEGOTIATION_BYTES = 1 << 20
-MAX_FRAME_BYTES = 256 << 20
 _RECEIVE_BUFFER = 1 << 24
 
 
@@ -76,18 +75,13 @@ class GssapiMechanism:
         return bytes(self._context.unwrap(data).message)
 
 
-class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTransport):
-    """A thrift transport that negotiates SASL on an open ``inner`` transport, then frames every message.
-
-    Readable by thrift's accelerated binary protocol (``CReadableTransport``), like the plain buffered
-    transport it replaces.
-    """
+class SaslClientTransport(SaslFrames):
+    """A thrift transport that negotiates SASL on an open ``inner`` transport, then frames every message
+    (:class:`SaslFrames`, wrapped by the mechanism's negotiated layer)."""
 
     def __init__(self, inner: TTransport.TTransportBase, mechanism: GssapiMechanism) -> None:
-        self._inner = inner
+        super().__init__(inner, mechanism.wrap, mechanism.unwrap)
         self._mechanism = mechanism
-        self._write_buffer = BytesIO()
-        self._read_buffer = BytesIO(b"")
 
     def open(self) -> None:
         """Run the handshake; SaslNegotiationError when the server refuses, thrift's errors on transport."""
@@ -106,49 +100,6 @@ class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
                 name = _STATUS_NAMES.get(status, f"status {status}")
                 raise SaslNegotiationError(f"the metastore refused the SASL negotiation ({name}): {said}")
 
-    def isOpen(self) -> bool:  # noqa: N802 - thrift's name
-        return bool(self._inner.isOpen())
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def write(self, data: bytes) -> None:
-        self._write_buffer.write(data)
-
-    def flush(self) -> None:
-        payload = _protected("wrap", self._mechanism.wrap, self._write_buffer.getvalue())
-        self._write_buffer = BytesIO()
-        self._inner.write(struct.pack("!i", len(payload)) + payload)
-        self._inner.flush()
-
-    def read(self, size: int) -> bytes:
-        data = self._read_buffer.read(size)
-        if data:
-            return bytes(data)
-        self._read_frame()
-        return bytes(self._read_buffer.read(size))
-
-    @property
-    def cstringio_buf(self) -> BytesIO:
-        return self._read_buffer
-
-    def cstringio_refill(self, partialread: bytes, reqlen: int) -> BytesIO:
-        # Called by the accelerated protocol once the buffer is used up: read frames until it has enough.
-        data = partialread
-        while len(data) < reqlen:
-            self._read_frame()
-            data += self._read_buffer.getvalue()
-        self._read_buffer = BytesIO(data)
-        return self._read_buffer
-
-    def _read_frame(self) -> None:
-        (length,) = struct.unpack("!i", self._inner.readAll(4))
-        if not 0 <= length <= MAX_FRAME_BYTES:
-            raise TTransport.TTransportException(
-                TTransport.TTransportException.SIZE_LIMIT, f"a SASL frame of {length} bytes is out of bounds"
-            )
-        self._read_buffer = BytesIO(_protected("unwrap", self._mechanism.unwrap, self._inner.readAll(length)))
-
     def _send(self, status: int, payload: bytes) -> None:
         self._inner.write(struct.pack(">BI", status, len(payload)) + payload)
         self._inner.flush()
@@ -159,12 +110,3 @@ class SaslClientTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
             raise SaslNegotiationError(f"the server sent a {length}-byte negotiation message; is this a SASL metastore?")
         return status, bytes(self._inner.readAll(length)) if length else b""
 
-
-def _protected(what: str, step: Callable[[bytes], bytes], data: bytes) -> bytes:
-    """A GSSAPI wrap or unwrap whose failure is a transport error: the connection is out of step and the
-    pool discards it and retries elsewhere, as after any broken connection."""
-    try:
-        return step(data)
-    except Exception as error:
-        raise TTransport.TTransportException(TTransport.TTransportException.UNKNOWN,
-                                             f"SASL {what} failed: {error}") from error

@@ -17,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import struct
 from collections.abc import Callable
-from io import BytesIO
 from typing import Any
 
 from thrift.transport import TTransport
 
+from hms_catalog.client.sasl_frames import MAX_FRAME_BYTES, SaslFrames
 from hms_catalog.kerberos.login import describe_gss_error, load_gssapi
 from service.thrift.kerberos import LAYER_BITS, Protection, ServiceKerberos
 
@@ -30,7 +30,6 @@ __all__ = ["MAX_FRAME_BYTES", "SaslRefusal", "SaslServerTransport", "negotiate",
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5  # thrift's TSaslTransport.NegotiationStatus
 MECHANISM = "GSSAPI"
 MAX_NEGOTIATION_BYTES = 1 << 20
-MAX_FRAME_BYTES = 256 << 20
 _RECEIVE_BUFFER = 0xFFFFFF  # the largest frame the endpoint says it takes: its 3-byte field's most
 _NAMES = {bits: name for name, bits in LAYER_BITS.items()}
 
@@ -129,60 +128,15 @@ def _chosen(answer: bytes, service: ServiceKerberos, principal: str) -> Protecti
     return protection
 
 
-class SaslServerTransport(TTransport.TTransportBase, TTransport.CReadableTransport):
-    """The negotiated connection: thrift messages in length frames, wrapped when the protection says so.
-
-    Readable by thrift's accelerated binary protocol (``CReadableTransport``), as the plain buffered transport is.
-    """
+class SaslServerTransport(SaslFrames):
+    """The negotiated connection: thrift messages in length frames (:class:`SaslFrames`), wrapped when the
+    protection says so."""
 
     def __init__(self, inner: Any, context: Any, protection: Protection, principal: str) -> None:
-        self._inner = inner
+        super().__init__(inner, self._wrap, self._unwrap)
         self._context = context
         self.protection = protection
         self.principal = principal
-        self._write_buffer = BytesIO()
-        self._read_buffer = BytesIO(b"")
-
-    def isOpen(self) -> bool:  # noqa: N802 - thrift's name
-        return bool(self._inner.isOpen())
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def write(self, data: bytes) -> None:
-        self._write_buffer.write(data)
-
-    def flush(self) -> None:
-        payload = _protected("wrap", self._wrap, self._write_buffer.getvalue())
-        self._write_buffer = BytesIO()
-        self._inner.write(struct.pack("!i", len(payload)) + payload)
-        self._inner.flush()
-
-    def read(self, size: int) -> bytes:
-        data = self._read_buffer.read(size)
-        if data:
-            return bytes(data)
-        self._read_frame()
-        return bytes(self._read_buffer.read(size))
-
-    @property
-    def cstringio_buf(self) -> BytesIO:
-        return self._read_buffer
-
-    def cstringio_refill(self, partialread: bytes, reqlen: int) -> BytesIO:
-        data = partialread
-        while len(data) < reqlen:
-            self._read_frame()
-            data += self._read_buffer.getvalue()
-        self._read_buffer = BytesIO(data)
-        return self._read_buffer
-
-    def _read_frame(self) -> None:
-        (length,) = struct.unpack("!i", self._inner.readAll(4))
-        if not 0 <= length <= MAX_FRAME_BYTES:
-            raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
-                                                 f"a SASL frame of {length} bytes is out of bounds")
-        self._read_buffer = BytesIO(_protected("unwrap", self._unwrap, self._inner.readAll(length)))
 
     def _wrap(self, data: bytes) -> bytes:
         if self.protection == "auth":
@@ -197,10 +151,3 @@ class SaslServerTransport(TTransport.TTransportBase, TTransport.CReadableTranspo
             raise ValueError("a frame arrived unsealed on a connection that chose auth-conf")
         return bytes(unwrapped.message)
 
-
-def _protected(what: str, step: Callable[[bytes], bytes], data: bytes) -> bytes:
-    """A wrap or unwrap whose failure ends the connection as a transport error: it is out of step."""
-    try:
-        return step(data)
-    except Exception as error:
-        raise TTransport.TTransportException(TTransport.TTransportException.UNKNOWN, f"SASL {what} failed: {error}") from error
