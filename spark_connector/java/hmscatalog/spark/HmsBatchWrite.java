@@ -105,7 +105,7 @@ final class HmsBatchWrite implements BatchWrite {
             dataFields = IcebergPartitioning.withFieldIds(dataFields, target.icebergFieldIds());
         }
         WriterFormats.Prepared prepared = WriterFormats.prepare(target.raw(), job.staging(), new StructType(dataFields),
-                destination.storage().get());
+                destination.storage().apply(job.job()));
         HmsDataWriterFactory factory = new HmsDataWriterFactory(prepared, job.staging(), job.job(), schema, dataOrdinals, partitionOrdinals,
                 keys.toArray(new String[0]), SQLConf.get().sessionLocalTimeZone());
         if (iceberg) {

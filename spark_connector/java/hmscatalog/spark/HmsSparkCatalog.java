@@ -295,7 +295,7 @@ public class HmsSparkCatalog implements StagingTableCatalog, SupportsNamespaces 
         body.set("table", DdlBodies.table(ident.name(), columns, partitions, properties, defaultProvider()));
         WriteDestination destination = new WriteDestination(client, catalogPath(), databasePath(database) + "/writes", body,
                 name + "." + database + "." + ident.name(), StagedHmsTable.partitionColumns(partitions), null,
-                () -> cache.invalidate(database, ident.name()), cache::storage);
+                () -> cache.invalidate(database, ident.name()), cache::jobStorage);
         return new StagedHmsTable(destination.name(), columns, partitions, properties, destination);
     }
 

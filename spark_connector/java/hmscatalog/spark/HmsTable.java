@@ -190,7 +190,7 @@ class HmsTable implements SupportsRead, SupportsWrite {
             keys[i] = partitionSchema.fields()[i].name();
         }
         WriteDestination destination = new WriteDestination(client, catalogPath, tablePath() + "/writes", null, fullName(), keys,
-                schema, this::invalidate, cache::storage);
+                schema, this::invalidate, job -> storage());
         return new HmsWriteBuilder(destination, info, null);
     }
 
@@ -206,9 +206,10 @@ class HmsTable implements SupportsRead, SupportsWrite {
         return client;
     }
 
-    /** The catalog's storage settings for this table's readers and writers (see {@link StorageSettings}). */
+    /** The storage settings for this table's readers and writers (see {@link StorageSettings}): a role's session
+     * scoped to this table's location, where the catalog has one. */
     StorageSettings storage() {
-        return cache.storage();
+        return cache.storage(view.path("database").asText(), view.path("name").asText());
     }
 
     /** The service's split plan for {@code request}, kept by the catalog's cache until the table changes. */

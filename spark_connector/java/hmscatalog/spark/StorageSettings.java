@@ -24,30 +24,46 @@ import java.util.TreeSet;
  *
  * Hadoop keeps one FileSystem per scheme, authority and user for the JVM's life: the first catalog to
  * reach a bucket sets how it is reached. Catalogs on different stores whose buckets share a name need
- * {@code fs.s3a.impl.disable.cache=true} in their properties.
+ * {@code fs.s3a.impl.disable.cache=true} in their properties (a role's sessions come with it).
+ *
+ * A catalog with a role ({@code 'storage.vending'='role'}) vends a session per table: {@link #scoped} says
+ * so, and {@link #expiresAtMillis} when the session ends, so the driver keeps these settings for that one
+ * table, and not past half of what was left of the session when they came.
  */
 final class StorageSettings {
-    static final StorageSettings NONE = new StorageSettings(Map.of(), Map.of());
+    static final StorageSettings NONE = new StorageSettings(Map.of(), Map.of(), false, 0L);
     /** The service's refusal when a catalog vends no credentials: not a failure of the driver. */
     private static final String VENDING_DISABLED = "VendingDisabledError";
+    /** The vending of sessions scoped to one table ({@code vending} of the answer). */
+    private static final String ROLE = "role";
 
     private final Map<String, String> hadoop;
     private final Map<String, String> jars;
+    private final boolean scoped;
+    private final long expiresAtMillis;
 
     StorageSettings(Map<String, String> hadoop, Map<String, String> jars) {
+        this(hadoop, jars, false, 0L);
+    }
+
+    StorageSettings(Map<String, String> hadoop, Map<String, String> jars, boolean scoped, long expiresAtMillis) {
         this.hadoop = Collections.unmodifiableMap(new LinkedHashMap<>(hadoop));
         this.jars = Collections.unmodifiableMap(new LinkedHashMap<>(jars));
+        this.scoped = scoped;
+        this.expiresAtMillis = expiresAtMillis;
     }
 
     /**
-     * The settings of the service's catalog at {@code catalogPath} (asked with the catalog's token). Where the
+     * The settings of the service's catalog at {@code catalogPath} for the table or write job that {@code scope}
+     * names ({@code ?table=<db>.<table>} or {@code ?job=<id>}), asked with the catalog's token. A catalog with a
+     * role answers a session scoped to it; one that vends its own key answers that whatever the scope. Where the
      * catalog vends no credentials (403 VendingDisabledError), its settings without any ({@code /storage-settings}):
      * Spark's own S3 credentials reach its store then.
      */
-    static StorageSettings fetch(ServiceClient client, String catalogPath) {
+    static StorageSettings fetch(ServiceClient client, String catalogPath, String scope) {
         JsonNode answer;
         try {
-            answer = client.get(catalogPath + "/storage-credentials");
+            answer = client.get(catalogPath + "/storage-credentials" + scope);
         } catch (ServiceClient.ServiceException e) {
             if (e.status != 403 || !VENDING_DISABLED.equals(e.type)) {
                 throw e;
@@ -58,7 +74,25 @@ final class StorageSettings {
         answer.path("hadoop_settings").properties().forEach(entry -> hadoop.put(entry.getKey(), entry.getValue().asText()));
         Map<String, String> jars = new LinkedHashMap<>();
         answer.path("spark_jars").properties().forEach(entry -> jars.put(entry.getKey(), entry.getValue().asText()));
-        return new StorageSettings(hadoop, jars);
+        return new StorageSettings(hadoop, jars, ROLE.equals(answer.path("vending").asText("")),
+                answer.path("expires_at_ms").asLong(0L));
+    }
+
+    /** Whether these settings hold a session scoped to one table (or one write job's table), not the catalog's. */
+    boolean scoped() {
+        return scoped;
+    }
+
+    /**
+     * Until when these settings, fetched at {@code fetchedAt}, may be handed to a scan or a write: half way to
+     * the session's end, so that what a scan or write is given has at least half of its life left (the service
+     * keeps a session for the first half of its life too); {@code Long.MAX_VALUE} for settings without a session.
+     */
+    long renewAt(long fetchedAt) {
+        if (expiresAtMillis <= 0) {
+            return Long.MAX_VALUE;
+        }
+        return fetchedAt + Math.max(0L, expiresAtMillis - fetchedAt) / 2;
     }
 
     /**

@@ -40,9 +40,11 @@ final class TableCache {
     private volatile Thread follower;
     private volatile long position = -1;
     private final String followerId = UUID.randomUUID().toString();
-    private volatile StoredSettings storage;  // null: to be asked of the service
+    private volatile StoredSettings storage;  // the catalog's, where they are no table's own; null: to be asked
+    private final ConcurrentHashMap<String, StoredSettings> tableStorage = new ConcurrentHashMap<>();  // a role's sessions
 
-    private record StoredSettings(StorageSettings settings, long loadedAt) {
+    /** Settings as fetched, handed out until {@code renewAt}. */
+    private record StoredSettings(StorageSettings settings, long renewAt) {
     }
 
     private record Entry(JsonNode view, long loadedAt) {
@@ -97,24 +99,60 @@ final class TableCache {
     }
 
     /**
-     * The catalog's storage settings (credentials included), asked of the service at most once per
-     * {@link #STORAGE_MILLIS} and again after any change of the catalog itself (an ALTER of its properties).
+     * The storage settings (credentials included) for the scans and writes of {@code database.table}. A catalog
+     * that vends one credential for all its tables (its own key) or none is asked once per {@link #STORAGE_MILLIS}
+     * and again after any change of the catalog itself (an ALTER of its properties). A catalog with a role vends a
+     * session per table: each table's is kept until half way to its end (see {@link StorageSettings#renewAt}) or
+     * the table changes, whichever comes first, so a scan or write is always given a session with at least half of
+     * its life left.
      */
-    StorageSettings storage() {
+    StorageSettings storage(String database, String table) {
         startFollowing();
-        StoredSettings stored = storage;
         long now = System.currentTimeMillis();
-        if (stored != null && now - stored.loadedAt < Math.min(ttlMillis, STORAGE_MILLIS)) {
-            return stored.settings;
+        StoredSettings catalogWide = storage;
+        if (catalogWide != null && now < catalogWide.renewAt) {
+            return catalogWide.settings;
         }
-        StorageSettings fetched = StorageSettings.fetch(client, "/v1/catalogs/" + ServiceClient.segment(catalog));
-        storage = new StoredSettings(fetched, now);
+        String key = key(database, table);
+        StoredSettings own = tableStorage.get(key);
+        if (own != null && now < own.renewAt) {
+            return own.settings;
+        }
+        return fetchStorage(key, "?table=" + ServiceClient.segment(key), now);
+    }
+
+    /**
+     * The storage settings for write job {@code job}, a CREATE [OR REPLACE] TABLE AS: its table has no location
+     * before the job began, so a role's session is asked for the job's folder ({@code ?job=}), once the job began.
+     * Not kept by table: the table the job makes may be at another location than the one it replaces.
+     */
+    StorageSettings jobStorage(String job) {
+        startFollowing();
+        long now = System.currentTimeMillis();
+        StoredSettings catalogWide = storage;
+        if (catalogWide != null && now < catalogWide.renewAt) {
+            return catalogWide.settings;
+        }
+        return fetchStorage(null, "?job=" + ServiceClient.segment(job), now);
+    }
+
+    /** Asks the service and keeps the answer: by table ({@code key}) where it is a session scoped to one. */
+    private StorageSettings fetchStorage(String key, String scope, long now) {
+        StorageSettings fetched = StorageSettings.fetch(client, "/v1/catalogs/" + ServiceClient.segment(catalog), scope);
+        long renewAt = fetched.renewAt(now);
+        if (!fetched.scoped()) {
+            storage = new StoredSettings(fetched, Math.min(renewAt, now + Math.min(ttlMillis, STORAGE_MILLIS)));
+        } else if (key != null) {
+            tableStorage.values().removeIf(stored -> now >= stored.renewAt);  // bounded by the tables in use
+            tableStorage.put(key, new StoredSettings(fetched, Math.min(renewAt, now + ttlMillis)));
+        }
         return fetched;
     }
 
     void invalidate(String database, String table) {
         String key = key(database, table);
         entries.remove(key);
+        tableStorage.remove(key);  // an ALTER .. SET LOCATION moves what its session must reach
         plans.keySet().removeIf(planKey -> planKey.startsWith(key + "\n"));
     }
 
@@ -122,6 +160,7 @@ final class TableCache {
     void invalidateDatabase(String database) {
         String prefix = database.toLowerCase(Locale.ROOT) + ".";
         entries.keySet().removeIf(key -> key.startsWith(prefix));
+        tableStorage.keySet().removeIf(key -> key.startsWith(prefix));
         plans.keySet().removeIf(key -> key.startsWith(prefix));
     }
 
@@ -145,6 +184,7 @@ final class TableCache {
                     entries.clear();
                     plans.clear();
                     storage = null;
+                    tableStorage.clear();
                 }
                 for (JsonNode change : answer.path("changes")) {
                     apply(change.path("object").asText(""));
@@ -167,11 +207,13 @@ final class TableCache {
             entries.clear();  // the catalog or its list of databases: anything may have changed
             plans.clear();
             storage = null;
+            tableStorage.clear();
             return;
         }
         String name = parts[1].toLowerCase(Locale.ROOT);
         if (name.contains(".")) {
             entries.remove(name);
+            tableStorage.remove(name);
             plans.keySet().removeIf(key -> key.startsWith(name + "\n"));
         } else {
             invalidateDatabase(name);

@@ -47,7 +47,7 @@ public class HmsBatchWriteTest {
     private HmsBatchWrite write() {
         ServiceClient client = new ServiceClient("http://127.0.0.1:" + server.getAddress().getPort(), "read-only");
         WriteDestination destination = new WriteDestination(client, "/v1/catalogs/c", "/v1/catalogs/c/databases/d/tables/t/writes",
-                null, "c.d.t", new String[0], null, () -> { }, () -> StorageSettings.NONE);
+                null, "c.d.t", new String[0], null, () -> { }, job -> StorageSettings.NONE);
         return new HmsBatchWrite(destination, null, WriteRequest.append(), null);
     }
 

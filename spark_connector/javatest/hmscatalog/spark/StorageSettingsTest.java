@@ -49,4 +49,14 @@ public class StorageSettingsTest {
                 () -> settings.checkSchemes("the write to d.t", List.of("weird://x/y"), conf));
         assertTrue(unknown.getMessage(), unknown.getMessage().contains("add a jar with a Hadoop FileSystem for 'weird://'"));
     }
+
+    @Test
+    public void aTablesSessionIsRenewedHalfWayToItsEnd() {
+        StorageSettings session = new StorageSettings(Map.of("fs.s3a.session.token", "t"), Map.of(), true, 1_000_000L);
+        assertTrue(session.scoped());
+        assertEquals(600_000L, session.renewAt(200_000L));  // 800 s left when it came: kept 400 s
+        assertEquals(1_000_000L, session.renewAt(1_000_000L));  // ended already: asked again at once
+        assertEquals(Long.MAX_VALUE, settings.renewAt(200_000L));  // a key without an end
+        assertTrue(!settings.scoped());
+    }
 }
