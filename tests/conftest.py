@@ -22,6 +22,7 @@ from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.demo.loopback import keep_spark_on_loopback, on_loopback
 from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
+from hms_catalog.metastore.embedded import JAVA_OPTIONS_ENV
 from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support import hms
 from tests.support.postgres import PostgresServer
@@ -36,6 +37,15 @@ TESTS = Path(__file__).parent
 # Every Spark JVM the tests start (the session fixture, spark-submit children, local-cluster workers, Spark
 # Connect servers) binds 127.0.0.1, never the machine's other addresses (hms_catalog.demo.loopback).
 keep_spark_on_loopback()
+
+# Every Spark driver JVM the tests start (through spark-submit: the session fixture, spark-submit children, the
+# Spark Hive workers, killed drivers, Spark Connect servers) and every embedded metastore compiles with C1 only.
+# They live seconds to minutes and run small statements, so C2's compiler threads cost more CPU than they win
+# back: a Spark session's start and first job took 33 CPU-s, 19 with C1; 25 rounds of DDL, inserts and reads in
+# one session 99, 57; a metastore's start and 300 calls 26, 15. What the JVMs compute is the same.
+QUICK_JVM = "-XX:TieredStopAtLevel=1"
+for _variable in ("SPARK_SUBMIT_OPTS", JAVA_OPTIONS_ENV):
+    os.environ.setdefault(_variable, QUICK_JVM)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

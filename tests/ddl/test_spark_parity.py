@@ -185,13 +185,22 @@ def _sides(spark: Any, session: Session, tmp_path: Path) -> tuple[Side, Side]:
     return reference, tested
 
 
-def _drop(spark: Any, session: Session, reference: Side, tested: Side) -> None:
-    """The sides' databases (``{db}`` and every ``{db}_*`` a case made), and the current database back to ``default``."""
+def _drop(spark: Any, session: Session, admin: Any, *sides: Side) -> None:
+    """The sides' databases (``{db}`` and every ``{db}_*`` a case made), and the current database back to ``default``.
+    Dropped by the metastore call Spark's ``DROP DATABASE ... CASCADE`` makes, without Spark's statements around it:
+    a clean-up, not a statement under test (the names are never used again, so no cache of Spark's can go stale)."""
     spark.sql("USE default")
     session.run_one("USE hive.default")
-    for side in (reference, tested):
-        for row in spark.sql(f"SHOW DATABASES LIKE '{side.database}|{side.database}_*'").collect():
-            spark.sql(f"DROP DATABASE IF EXISTS {row[0]} CASCADE")
+    _drop_databases(admin, *sides)
+
+
+def _drop_databases(admin: Any, *sides: Side) -> None:
+    """Each side's ``{db}`` and ``{db}_*`` databases, with their tables (``drop_database``, deleting data, cascading)."""
+    call = admin.pool.call
+    for side in sides:
+        for database in call("get_databases", f"{side.database}*"):
+            if database == side.database or database.startswith(side.database + "_"):
+                call("drop_database", database, True, True)
 
 
 CONNECTOR_CASES = [case for case in CASES + SPARK_CASES if case.connector]
@@ -232,9 +241,7 @@ def test_the_connector_leaves_what_spark_leaves(case: Case, spark: Any, connecto
         found = run_both(case.statements, reference, tested, admin)
         assert not found, "the connector's metastore objects differ from Spark's:\n" + describe(found)
     finally:
-        for side in (reference, tested):
-            for name in (side.database, side.database + "_x", side.database + "_n", side.database + "_s"):
-                spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.{name} CASCADE")
+        _drop_databases(admin, reference, tested)
 
 
 SHOWN = [
@@ -287,7 +294,7 @@ def test_the_catalog_leaves_what_spark_leaves(case: Case, spark: Any, catalog_se
         found = run_both(case.statements, reference, tested, admin)
         assert not found, "the catalog's metastore objects differ from Spark's:\n" + describe(found)
     finally:
-        _drop(spark, catalog_session, reference, tested)
+        _drop(spark, catalog_session, admin, reference, tested)
 
 
 @pytest.mark.parametrize("statement", REFUSED)
@@ -316,7 +323,7 @@ def test_what_spark_refuses_the_catalog_refuses_saying_why(case: Refused, spark:
             tested.run(tested.statement(case.statement))
         assert not differences(snapshot(admin, reference), snapshot(admin, tested))
     finally:
-        _drop(spark, catalog_session, reference, tested)
+        _drop(spark, catalog_session, admin, reference, tested)
 
 
 def _spark_answer(rows: list[Any], columns: tuple[str, ...], catalog_name: str) -> list[tuple[Any, ...]]:

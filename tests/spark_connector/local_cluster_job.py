@@ -9,6 +9,7 @@ and asserts each answer; any failure exits non-zero. Prints one JSON line of wha
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -24,7 +25,9 @@ def main(url: str, token: str, catalog: str, database: str) -> None:
     builder = (on_loopback(SparkSession.builder.master("local-cluster[2,1,1024]").appName("local-cluster-job"))
                .config("spark.jars", str(connector_jar())).config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.session.timeZone", "UTC"))
+               .config("spark.sql.session.timeZone", "UTC")
+               # the executors' JVMs compile as the tests' drivers do (C1 only: tests/conftest.py)
+               .config("spark.executor.extraJavaOptions", os.environ.get("SPARK_SUBMIT_OPTS", "")))
     for key, value in catalog_conf(catalog, url, token).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

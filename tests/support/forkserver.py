@@ -137,13 +137,18 @@ def _fork_server() -> _ForkServer:
 
 
 def fork_cli(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-             capture_stdout: bool = False, capture_stderr: bool = True, stdin: int | None = None) -> ForkedProcess:
+             capture_stdout: bool = False, capture_stderr: bool = True, stdin: int | None = None,
+             log: Path | None = None) -> ForkedProcess:
     """``python -m hms_catalog.cli ARGV`` as a forked process: stdin from ``stdin`` (a file descriptor, which
     stays the caller's) or /dev/null; stdout and stderr readable as text where captured (close them after
-    use), else sent to /dev/null."""
+    use), else appended to ``log`` if given, else sent to /dev/null."""
     server = _fork_server()
-    err_read, err_write = os.pipe() if capture_stderr else (None, os.open(os.devnull, os.O_WRONLY))
-    out_read, out_write = os.pipe() if capture_stdout else (None, os.open(os.devnull, os.O_WRONLY))
+
+    def sink() -> int:
+        return os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if log else os.open(os.devnull, os.O_WRONLY)
+
+    err_read, err_write = os.pipe() if capture_stderr and log is None else (None, sink())
+    out_read, out_write = os.pipe() if capture_stdout and log is None else (None, sink())
     source = os.open(os.devnull, os.O_RDONLY) if stdin is None else os.dup(stdin)
     try:
         connection, pid = server.spawn(argv, env=dict(env if env is not None else os.environ), cwd=cwd or Path.cwd(),

@@ -1,5 +1,7 @@
 """``hms-catalog serve`` replicas on one PostgreSQL store, each on a fixed port so it can be killed and restarted
-where its clients expect it; each has a home of its own (replicas share nothing but the store and the token)."""
+where its clients expect it; each has a home of its own (replicas share nothing but the store and the token).
+Each is a process of its own, forked from the tests' fork server (:mod:`tests.support.forkserver`: the same CLI
+without an interpreter's start-up, killed by ``kill -9`` as any process is)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 
 from hms_catalog.remote import CatalogServiceClient
+from tests.support.forkserver import ForkedProcess, fork_cli
 from tests.support.postgres import PostgresServer
 
 __all__ = ["Replica", "fresh_schema", "free_port"]
@@ -45,17 +47,14 @@ class Replica:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = token_file.read_text().strip()
-        self._command = [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "serve", "--port", str(self.port),
-                         "--store", store, "--store-password-file", str(password_file), "--token-file", str(token_file),
-                         *extra]
-        self.process: subprocess.Popen[bytes] | None = None
+        self._command = ["--home", str(home), "serve", "--port", str(self.port), "--store", store,
+                         "--store-password-file", str(password_file), "--token-file", str(token_file), *extra]
+        self.process: ForkedProcess | None = None
         self.log = home / "serve.log"
 
     def start(self, timeout: float = 60.0) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(self._command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.process = fork_cli(self._command, env={**os.environ, "PYTHONUNBUFFERED": "1"}, log=self.log)
         deadline = time.monotonic() + timeout
         client = self.client(timeout=2.0)
         try:

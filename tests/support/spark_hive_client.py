@@ -75,6 +75,11 @@ class SparkHiveClient:
             raise SparkHiveError(answer["error"], answer.get("condition"))
         return [tuple(row) for row in answer["rows"]]
 
+    @property
+    def closed(self) -> bool:
+        """Whether the worker is gone: closed, killed after a timeout, or exited."""
+        return self._process is None
+
     def close(self, kill: bool = False) -> None:
         """Stops Spark (EOF on the worker's stdin; the process group killed if ``kill`` or after a minute)."""
         process, self._process = self._process, None

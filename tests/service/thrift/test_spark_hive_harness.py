@@ -17,11 +17,24 @@ from tests.support.spark_hive_client import SparkHiveClient, SparkHiveError
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(scope="module")
+def _workers() -> Iterator[list[SparkHiveClient]]:
+    started: list[SparkHiveClient] = []
+    yield started
+    for client in started:
+        client.close()
+
+
 @pytest.fixture
-def hive(metastore: EmbeddedMetastore, tmp_path: Path) -> Iterator[SparkHiveClient]:
-    with SparkHiveClient(metastore.uri, metastore.warehouse, tmp_path / "spark") as client:
+def hive(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory,
+         _workers: list[SparkHiveClient]) -> SparkHiveClient:
+    """A worker the module's tests share while it lives (its JVM's start is most of a test's time); a test that
+    closes it leaves the next a new one."""
+    if not _workers or _workers[-1].closed:
+        client = SparkHiveClient(metastore.uri, metastore.warehouse, tmp_path_factory.mktemp("spark"))
         print(f"Spark Hive worker started in {client.startup_seconds:.1f} s")
-        yield client
+        _workers.append(client)
+    return _workers[-1]
 
 
 def test_statements_through_sparks_hive_client_reach_the_metastore(hive: SparkHiveClient, spark: Any,
