@@ -18,6 +18,7 @@ from planner.iceberg_filters import to_iceberg_filter
 from planner.iceberg_metrics import file_facts as iceberg_file_facts
 from planner.iceberg_metrics import iceberg_statistics, partition_fields
 from planner.iceberg_tasks import IcebergTask, scan_tasks
+from planner.iceberg_v3 import refuse_unreadable
 from planner.listing import with_blocks
 from planner.plan import DeleteFile
 from planner.splitter import cut_file
@@ -70,6 +71,8 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
         raise ctx.storage.error(location, error, f"plan Iceberg table {table.dbName}.{table.tableName} at") from None
     except ValueError as error:
         raise PlanningError(f"cannot plan Iceberg table {table.dbName}.{table.tableName}: {error}") from error
+    refuse_unreadable(f"{table.dbName}.{table.tableName}", static.metadata,
+                      [d for task, equality in tasks for d in (*task.delete_files, *equality)])
     listing_seconds = time.perf_counter() - started
     specs = static.metadata.specs()
     started = time.perf_counter()

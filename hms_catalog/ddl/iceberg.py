@@ -33,8 +33,9 @@ _TRANSFORMS = {"identity": "identity", "years": "year", "year": "year", "months"
 
 
 def iceberg_catalog(catalog: ExternalCatalog) -> Any:
-    """pyiceberg's Hive catalog over the catalog's metastore, with the catalog's file IO properties."""
-    from pyiceberg.catalog.hive import HiveCatalog
+    """pyiceberg's Hive catalog over the catalog's metastore, with the catalog's file IO properties; one that
+    writes format version 3 too (:mod:`hms_catalog.ddl._hive_v3`)."""
+    from hms_catalog.ddl._hive_v3 import HiveCatalogV3
 
     config = catalog.config
     if config.client.kerberos is not None:
@@ -45,7 +46,7 @@ def iceberg_catalog(catalog: ExternalCatalog) -> Any:
     properties = {key: value for key, value in catalog.io_properties.items()
                   if key.startswith(("s3.", "gcs.", "adls.", "hdfs.", "py-io"))}
     properties["hive.hive2-compatible"] = config.raw.get("hive.hive2-compatible", "true")
-    return HiveCatalog(catalog.name, uri=f"thrift://{uri.host}:{uri.port}", **properties)
+    return HiveCatalogV3(catalog.name, uri=f"thrift://{uri.host}:{uri.port}", **properties)
 
 
 def arrow_schema_of(columns: Sequence[ColumnSpec]) -> Any:

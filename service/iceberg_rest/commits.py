@@ -21,6 +21,7 @@ from fastapi import APIRouter, Request, Response
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
 from hms_catalog.ddl.context import RecordedChanges
+from hms_catalog.ddl.iceberg_v3 import refuse_unreadable
 from hms_catalog.model import ExternalCatalog
 from service.iceberg_rest.context import IcebergContext, namespace_of
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
@@ -61,6 +62,14 @@ def _commit(context: IcebergContext, catalog: ExternalCatalog, database: str, na
     return answer
 
 
+def _refuse_unreadable(payload: dict[str, Any], table: str) -> None:
+    """A schema added by a commit (a staged create's, or a change's) is held to what a create is
+    (:func:`~hms_catalog.ddl.iceberg_v3.refuse_unreadable`), before pyiceberg parses it."""
+    for update in payload.get("updates") or []:
+        if isinstance(update, dict) and update.get("action") == "add-schema":
+            refuse_unreadable(update.get("schema"), f"table {table}")
+
+
 def _summary(request: Any) -> str:
     kinds = sorted({getattr(update, "action", type(update).__name__) for update in request.updates})
     return f"{len(request.requirements)} requirement(s), {len(request.updates)} update(s): {', '.join(kinds)}"
@@ -75,6 +84,7 @@ def router(context: IcebergContext) -> APIRouter:
 
         catalog = context.catalog(prefix)
         database, name = namespace_of(namespace), table.lower()
+        _refuse_unreadable(payload, f"{database}.{name}")
         body = CommitTableRequest.model_validate({**payload, "identifier": {"namespace": [database], "name": name}})
         creates = _creates(body.requirements)
         event = ("CREATE_TABLE" if creates else "ALTER_TABLE", database, name, 1)
@@ -89,6 +99,8 @@ def router(context: IcebergContext) -> APIRouter:
         from pyiceberg.table import CommitTableRequest
 
         catalog = context.catalog(prefix)
+        for change in payload.get("table-changes") or []:
+            _refuse_unreadable(change, str((change.get("identifier") or {}).get("name")))
         bodies = [CommitTableRequest.model_validate(change) for change in payload.get("table-changes") or []]
         if not bodies:
             raise IcebergError(400, "BadRequestException", "table-changes must list at least one table's changes")

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Header, Query, Request, Response
 from pydantic import BaseModel
 
 from hms_catalog.cache.versions import CatalogObject, ChangeKind
+from hms_catalog.ddl.iceberg_v3 import fresh_metadata, refuse_unreadable
 from hms_catalog.ddl.locations import delete_remaining
 from hms_catalog.formats.detect import TableFormat, TableKind
 from service.iceberg_rest.context import IcebergContext, namespace_of
@@ -97,11 +98,11 @@ def router(context: IcebergContext) -> APIRouter:
                      delegation: Delegation = None) -> Response:
         from pyiceberg.catalog.rest import CreateTableRequest
         from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
-        from pyiceberg.table.metadata import new_table_metadata
         from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 
         catalog = context.catalog(prefix)
         database = namespace_of(namespace)
+        refuse_unreadable(payload.get("schema"), f"table {database}.{payload.get('name', '')}")  # before pyiceberg parses it
         body = CreateTableRequest.model_validate({"location": None, "partition-spec": None, "write-order": None, **payload})
         table = body.name.lower()
         hive = context.hive(catalog)
@@ -111,7 +112,7 @@ def router(context: IcebergContext) -> APIRouter:
             with context.audited(request, principal, catalog, "CREATE TABLE", f"stage Iceberg table {database}.{table}"):
                 context.database_exists(catalog, database)
                 location = hive._resolve_table_location(body.location, database, table)  # the HiveCatalog's default place
-                metadata = new_table_metadata(body.table_schema, spec, order, location, body.properties)
+                metadata = fresh_metadata(body.table_schema, spec, order, location, body.properties)
                 _make_folders(catalog, location)
             return table_answer(None, metadata, vended=vend(context, request, principal, catalog, location, delegation))
         with context.changing(request, principal, catalog, "CREATE TABLE", f"create Iceberg table {database}.{table}",
