@@ -13,11 +13,17 @@ metastore; both are stopped whatever happens. Every peer is measured in the same
    HiveCatalog on a table of their own: commits/s, retries, and the rows and snapshots counted after (none lost).
 3. ``duckdb`` (``_iceberg_rest_duckdb.py``): DuckDB scanning a ``store_sales``-like Iceberg table through the
    endpoint against DuckDB reading the same Parquet files directly.
+4. ``planning`` (``_iceberg_rest_planning.py``): pyiceberg's ``plan_files()`` with ``scan-planning-mode=server``
+   against its own planning, cold and warm, a partition filter and a data-column filter, on a table of
+   ``--plan-appends`` (2,000) appends of ``--plan-files`` (10) data files each on moto's S3 and on local disk: the
+   same files checked, server/client ratios (goal: warm at most 0.2x on S3), and the S3 requests the client makes
+   per scan with and without server planning (counted by a proxy in front of moto).
 
-    python benchmarks/bench_iceberg_rest.py [--sections load commits duckdb] [--clients 16] [--seconds 5]
-        [--commit-seconds 20] [--duckdb-rows 1000000]
+    python benchmarks/bench_iceberg_rest.py [--sections load commits duckdb planning] [--clients 16] [--seconds 5]
+        [--commit-seconds 20] [--duckdb-rows 1000000] [--plan-appends 2000] [--plan-files 10] [--plan-repeat 3]
 
-Results are printed and saved to benchmarks/results/iceberg_rest.json.
+Results are printed and saved to benchmarks/results/iceberg_rest.json (a run of some sections only: to
+iceberg_rest_<sections>.json, e.g. iceberg_rest_planning.json).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Service, progress, save
 from _iceberg_rest_duckdb import duckdb_scan
+from _iceberg_rest_planning import plan_server_and_client
 from _thrift_load import percentiles
 
 from hms_catalog.metastore import EmbeddedMetastore
@@ -205,7 +212,13 @@ def duckdb(rig: Rig, args: argparse.Namespace) -> dict[str, Any]:
         rest.close()
 
 
-SECTIONS = {"load": load, "commits": commits, "duckdb": duckdb}
+def planning(rig: Rig, args: argparse.Namespace) -> dict[str, Any]:
+    assert rig.service is not None
+    return plan_server_and_client(rig.service, args.scratch / "planning", appends=args.plan_appends, files=args.plan_files,
+                                  repeat=args.plan_repeat)
+
+
+SECTIONS = {"load": load, "commits": commits, "duckdb": duckdb, "planning": planning}
 
 
 def _table(report: dict[str, Any]) -> str:
@@ -228,6 +241,18 @@ def _table(report: dict[str, Any]) -> str:
                          f"{d[name]['parquet_direct_seconds']:>12} {d[name]['ratio']:>7}")
         lines.append(f"  {d['rows']} rows in {d['data_files']} files; ATTACH {d['attach_seconds']} s, "
                      f"first metadata load {d['first_metadata_load_seconds']} s")
+    if "planning" in report:
+        p = report["planning"]
+        for store in ("s3", "local"):
+            for label, modes in p[store].items():
+                for kind in ("cold", "warm"):
+                    lines.append(f"{f'plan_files {kind} s, {label}, {store} (peer: client)':44} "
+                                 f"{modes['server'][kind + '_median_seconds']:>12} "
+                                 f"{modes['client'][kind + '_median_seconds']:>12} {modes['ratio_' + kind]:>7}")
+                lines.append(f"  {modes['server']['files']} files, same: {modes['same_files']}; client S3 requests per "
+                             f"scan: {modes['server']['client_s3_requests_per_cold_scan']} (server planning), "
+                             f"{modes['client']['client_s3_requests_per_cold_scan']} (client planning)")
+        lines.append(f"  {p['appends']} appends, {p['data_files']} data files; goal met: {p['goal_met']}")
     return "\n".join(lines)
 
 
@@ -247,6 +272,9 @@ def main() -> None:
     parser.add_argument("--duckdb-dates", type=int, default=200)
     parser.add_argument("--duckdb-appends", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--plan-appends", type=int, default=2000)
+    parser.add_argument("--plan-files", type=int, default=10)
+    parser.add_argument("--plan-repeat", type=int, default=3)
     args = parser.parse_args()
     report: dict[str, Any] = {"cores": os.cpu_count(), "load_average_before": list(os.getloadavg())}
     with tempfile.TemporaryDirectory(prefix="bench-iceberg-rest-") as scratch:
@@ -265,7 +293,8 @@ def main() -> None:
     report["notes"] = ("Clients run in child processes; the service is a process of its own and the metastore a JVM, all "
                        "on the same cores (see cores and the load averages: other work on the machine falls on both "
                        "sides of each comparison, which alternate or follow each other in the same run).")
-    save("iceberg_rest", report)
+    # a run of some sections keeps its own file, so that it does not replace the figures of a full run
+    save("iceberg_rest" if set(args.sections) >= set(SECTIONS) else "_".join(("iceberg_rest", *args.sections)), report)
     print(_table(report))
 
 

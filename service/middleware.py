@@ -16,7 +16,7 @@ from service.access import Principal
 from service.actor import Actor, FrontEnd
 from service.errors import error_response
 from service.iceberg_rest.auth import IssuedTokens
-from service.iceberg_rest.errors import error_model
+from service.iceberg_rest.errors import declared_error_model, error_model
 from service.metrics import RequestMetrics
 from service.tokens import TokenTable
 
@@ -155,7 +155,10 @@ class BodyLimit:
             drained += len(message.get("body", b""))
             if message["type"] != "http.request" or not message.get("more_body", False):
                 break
-        response = error_response(413, "PayloadTooLarge", f"the request body is over {self.limit} bytes")
+        text = f"the request body is over {self.limit} bytes"
+        # The Iceberg REST spec declares no 413: there, a refusal its route declares, in its error model.
+        response = declared_error_model(scope["method"], scope["path"], 413, "BadRequestException", text) \
+            if scope["path"].startswith(_ICEBERG) else error_response(413, "PayloadTooLarge", text)
         await response(scope, receive, send)
 
 

@@ -57,8 +57,10 @@ def vend(context: IcebergContext, request: Request, principal: Principal, catalo
     """The credential for the table at ``location``, when the client asked for one (``required``: the
     ``/credentials`` endpoint, which asks by being called) and the catalog vends them; a write credential for a
     token that may change the catalog. VendingDisabledError (403) where ``required`` and the catalog vends none."""
+    if not required and not _asked(delegation):
+        return Vended()  # the common load: nothing asked, nothing looked up
     vendor = catalog.storage.vendor()
-    if not required and (not _asked(delegation) or vendor.mode is VendingMode.NONE):
+    if not required and vendor.mode is VendingMode.NONE:
         return Vended()
     write = principal.may_change(catalog.name)
     statement = f"{request.method} {request.url.path} (vend {'write' if write else 'read'} credentials for {location})"

@@ -3,7 +3,8 @@
 ``{"error": {"message", "type", "code"}}`` with the type names Iceberg's own clients map to their exceptions
 (``NoSuchTableException``, ``CommitFailedException``, ...). The service's other routes keep their own error
 shape; :class:`IcebergRoute` turns whatever an Iceberg route raises (a refused token, a bad body, a metastore
-that is away) into this one, so that no client of the protocol sees a body it cannot parse.
+that is away) into this one, so that no client of the protocol sees a body it cannot parse, and answers it with a
+status the route declares (:mod:`.statuses`), so that the client raises its typed exception for it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ from starlette.responses import JSONResponse
 
 from hms_catalog.errors import ErrorKind, HmsCatalogError, NotFoundError, kind_of
 from hms_catalog.masking import mask_text
+from service.iceberg_rest.statuses import answered_status
 
-__all__ = ["ICEBERG_OF_KIND", "IcebergError", "IcebergRoute", "error_model", "iceberg_error"]
+__all__ = ["ICEBERG_OF_KIND", "ICEBERG_PREFIX", "IcebergError", "IcebergRoute", "declared_error_model", "error_model",
+           "iceberg_error"]
 
 log = logging.getLogger(__name__)
+
+ICEBERG_PREFIX = "/iceberg"  # where the protocol's routes are mounted; the spec's paths start after it
 
 
 # Every kind's status and the spec's error type (tests/service/test_error_model.py checks that none is missing).
@@ -67,6 +72,13 @@ def error_model(status: int, kind: str, message: str, *, head: bool = False) -> 
         return Response(status_code=status, headers=headers)
     body = {"error": {"message": mask_text(message), "type": kind, "code": status}}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def declared_error_model(method: str, path: str, status: int, kind: str, message: str) -> Response:
+    """:func:`error_model` for a request to ``path`` (the request's, under ``/iceberg``), with a status its route
+    declares: a refusal the route does not declare is answered 400, its type and message kept."""
+    route = path.removeprefix(ICEBERG_PREFIX)
+    return error_model(answered_status(method, route, status), kind, message, head=method == "HEAD")
 
 
 def _not_found_kind(error: NotFoundError) -> str:
@@ -137,6 +149,6 @@ class IcebergRoute(APIRoute):
                 return await handler(request)
             except Exception as error:  # noqa: BLE001 - every failure gets the protocol's answer
                 status, kind, message = iceberg_error(error)
-                return error_model(status, kind, message, head=request.method == "HEAD")
+                return declared_error_model(request.method, request.scope["path"], status, kind, message)
 
         return answer

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Request
+from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response
 
 from hms_catalog.model import ExternalCatalog
@@ -48,7 +49,13 @@ def _spec_expressions(node: Any) -> Any:
 def _request(payload: dict[str, Any]) -> Any:
     from pyiceberg.catalog.rest.scan_planning import PlanTableScanRequest
 
-    return PlanTableScanRequest.model_validate(_spec_expressions(payload))
+    try:
+        return PlanTableScanRequest.model_validate(_spec_expressions(payload))
+    except ValidationError:
+        raise  # a bad request, each problem named (errors.iceberg_error)
+    except (TypeError, ValueError) as error:  # pyiceberg's expression parser raises these past pydantic's checks
+        raise IcebergError(400, "BadRequestException", f"the scan request's expressions are not the spec's expression "
+                                                       f"JSON: {error}") from error
 
 
 class _Scans:
