@@ -11,7 +11,7 @@ this: Spark's splits (:mod:`planner.iceberg_planner`) and the Iceberg REST catal
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 __all__ = ["IcebergTask", "appended_snapshots", "scan_tasks"]
@@ -73,19 +73,26 @@ def _planner_class() -> type:
 
 
 def scan_tasks(metadata: Any, io: Any, snapshot: Any, row_filter: Any, *, case_sensitive: bool = False,
-               appends: Sequence[Any] | None = None) -> list[IcebergTask]:
+               appends: Sequence[Any] | None = None, check: Callable[[], None] | None = None) -> list[IcebergTask]:
     """pyiceberg's scan tasks of ``snapshot`` (none: an empty table), each with the equality delete files for
     its file; the filter is bound to ``metadata``'s current schema. With ``appends`` (snapshots from
-    :func:`appended_snapshots`), only the data files those snapshots added, and no delete files."""
+    :func:`appended_snapshots`), only the data files those snapshots added, and no delete files. ``check`` is called
+    at each manifest entry: it raises to stop the planning (the service's cancelled plans)."""
     from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntryStatus
 
     planner = _planner_class()(metadata, io, row_filter=row_filter, case_sensitive=case_sensitive)
+
+    def go() -> bool:
+        if check is not None:
+            check()
+        return True
+
     if appends is not None:
         ids = {s.snapshot_id for s in appends}
         manifests = {m.manifest_path: m for s in appends for m in s.manifests(io)
                      if m.content == ManifestContent.DATA and m.added_snapshot_id in ids}
         added = planner.plan_files(manifests.values(), manifest_entry_filter=lambda entry: (
-            entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id in ids))
+            go() and entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id in ids))
         return [(task, []) for task in added]
     if snapshot is None:
         return []
@@ -93,6 +100,7 @@ def scan_tasks(metadata: Any, io: Any, snapshot: Any, row_filter: Any, *, case_s
     sequences: dict[str, int] = {}
 
     def keep(entry: Any) -> bool:
+        go()
         content = entry.data_file.content
         if content == DataFileContent.EQUALITY_DELETES:
             equality.append(entry)

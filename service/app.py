@@ -29,6 +29,7 @@ from service.audit import AUDIT_FILE, AuditLog
 from service.companions import RunningCompanion
 from service.console import Console
 from service.errors import error_response, exception_response
+from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
 from service.middleware import BodyLimit, Gate, Measured
 from service.routes import routers
 from service.routes.changes import MAX_WAIT_SECONDS
@@ -44,15 +45,16 @@ MAX_BODY_BYTES = 1024 * 1024
 def create_app(manager: CatalogManager, token: str, *, tokens: Sequence[NamedToken] = (), stopping: threading.Event | None = None,
                max_body_bytes: int = MAX_BODY_BYTES, companions: Mapping[str, RunningCompanion] | None = None,
                audit_path: Path | None = None, thrift: ThriftSettings | None = None,
-               thrift_listener: socket.socket | None = None) -> FastAPI:
+               thrift_listener: socket.socket | None = None, plan_wait: float = PLAN_WAIT_SECONDS) -> FastAPI:
     """The service's application. ``token`` is the admin's (every catalog, and catalog definitions);
     ``tokens`` the named ones (``serve --tokens``). ``stopping`` is set when the server begins to shut down;
     ``companions`` (``serve --spark-connect``) are shown in ``/v1/health`` and run the sessions' SELECTs once
     ready. Changes are audited to ``audit_path`` (default ``HOME/audit.log``). ``thrift``: also serve the catalogs
-    as a Hive Metastore (:mod:`service.thrift`) on ``thrift_listener`` (bound by the caller) while the app runs."""
+    as a Hive Metastore (:mod:`service.thrift`) on ``thrift_listener`` (bound by the caller) while the app runs.
+    ``plan_wait``: seconds an Iceberg scan plan request waits for its plan before answering ``submitted``."""
     trail = manager.shared.audit if manager.shared is not None else None
     audit = AuditLog(audit_path if audit_path is not None else manager.store.home / AUDIT_FILE, trail=trail)
-    state = ServiceState(manager, audit=audit, stopping=stopping, companions=companions)
+    state = ServiceState(manager, audit=audit, stopping=stopping, companions=companions, plan_wait=plan_wait)
     endpoint = None if thrift is None else ThriftEndpoint(manager, audit, thrift, thrift_listener,
                                                           principals=KerberosPrincipals(tokens))
     if endpoint is not None:

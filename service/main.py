@@ -25,6 +25,7 @@ from hms_catalog.registry import adopt_manager
 from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_definitions
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
+from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
 from service.thrift import ThriftSettings
 from service.thrift.kerberos import ALL_PROTECTIONS, ServiceKerberos, parse_protections
 from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS
@@ -41,6 +42,7 @@ THRIFT_INSECURE_ENV = "HMS_CATALOG_THRIFT_INSECURE"
 THRIFT_PRINCIPAL_ENV = "HMS_CATALOG_THRIFT_PRINCIPAL"
 THRIFT_KEYTAB_ENV = "HMS_CATALOG_THRIFT_KEYTAB"
 THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
+PLAN_WAIT_ENV = "HMS_CATALOG_ICEBERG_PLAN_WAIT"
 INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
                     "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
@@ -94,6 +96,9 @@ class ServeCommand:
                             help="read the PostgreSQL store's password from PATH (keep it readable by its owner only)")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+        parser.add_argument("--iceberg-plan-wait", type=float, default=None, metavar="SECONDS",
+                            help=f"seconds an Iceberg REST scan plan request waits for its plan before answering "
+                                 f"'submitted' for the client to poll (default ${PLAN_WAIT_ENV}, else {PLAN_WAIT_SECONDS:g})")
         thrift = parser.add_argument_group(
             "Hive Metastore endpoint",
             "Serve every catalog of the home over the Hive Metastore thrift API as well, so Spark's and Hive's own "
@@ -138,6 +143,10 @@ class ServeCommand:
             # The environment's settings are read here, not as the parser's defaults: a bad value is this command's
             # error, not every command's traceback.
             port = args.thrift_port if args.thrift_port is not None else _env_int(THRIFT_PORT_ENV)
+            plan_wait = args.iceberg_plan_wait if args.iceberg_plan_wait is not None else _env_seconds(PLAN_WAIT_ENV)
+            if plan_wait < 0:
+                print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
+                return 2
             if port is not None and args.thrift_threads < 1:
                 print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
                 return 2
@@ -148,7 +157,8 @@ class ServeCommand:
                                         kerberos=_thrift_kerberos(args))
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
-                         store=args.store, store_password_file=args.store_password_file, thrift=thrift)
+                         store=args.store, store_password_file=args.store_password_file, thrift=thrift,
+                         plan_wait=plan_wait)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -172,7 +182,8 @@ class _Server(uvicorn.Server):
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
           tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
           args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
-          store_password_file: Path | None = None, thrift: ThriftSettings | None = None) -> int:
+          store_password_file: Path | None = None, thrift: ThriftSettings | None = None,
+          plan_wait: float = PLAN_WAIT_SECONDS) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
@@ -180,6 +191,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it. ``thrift``:
     also serve the catalogs as a Hive Metastore (``serve --thrift-port``): with Kerberos on any address, else on a
     loopback address unless its ``insecure`` says another is meant (the endpoint then authenticates no client).
+    ``plan_wait``: seconds an Iceberg scan plan request waits before answering ``submitted`` (``--iceberg-plan-wait``).
     """
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
@@ -231,7 +243,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         raise
     from service.app import create_app  # FastAPI and the routes: loaded by serve only, not by every CLI run
 
-    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift,
+    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift, plan_wait=plan_wait,
                      thrift_listener=thrift_listener)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
@@ -274,6 +286,16 @@ def _env_int(name: str) -> int | None:
         return int(value)
     except ValueError:
         raise ConfigurationError(f"${name} must be a port number, got {value!r}") from None
+
+
+def _env_seconds(name: str) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return PLAN_WAIT_SECONDS
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigurationError(f"${name} must be a number of seconds, got {value!r}") from None
 
 
 def _env_flag(name: str) -> bool:

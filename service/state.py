@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from anyio import CapacityLimiter
@@ -25,6 +26,7 @@ from service.actor import Actor, FrontEnd
 from service.audit import AuditLog
 from service.companions import RunningCompanion
 from service.gate import ChangeGate
+from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
 from service.metrics import RequestMetrics
 from service.sessions import ServiceSession
 from service.sync_ddl import FollowerRegistry, SyncWaiter
@@ -33,11 +35,12 @@ from service.views import TableViews
 __all__ = ["ServiceState"]
 
 _LONG_POLLS = 256  # long polls wait on a pool of their own, so they cannot starve the other requests
+_PLANS_AT_ONCE = 2  # Iceberg scan plans made at once (each reads manifests: I/O, and CPU on the GIL)
 
 
 class ServiceState:
     def __init__(self, manager: CatalogManager, *, audit: AuditLog, stopping: threading.Event | None = None,
-                 companions: Mapping[str, RunningCompanion] | None = None) -> None:
+                 companions: Mapping[str, RunningCompanion] | None = None, plan_wait: float = PLAN_WAIT_SECONDS) -> None:
         self.manager = manager
         self.audit = audit
         self.gate = ChangeGate(manager, audit)
@@ -47,6 +50,10 @@ class ServiceState:
         self.views = TableViews()
         self.followers = FollowerRegistry()
         self.long_polls = CapacityLimiter(_LONG_POLLS)
+        # Iceberg scan plans run here, a few at once, so that a request waits for its plan only up to ``plan_wait``
+        # seconds (then answers ``submitted``) and a flood of plans cannot take every request's thread.
+        self.plan_pool = ThreadPoolExecutor(_PLANS_AT_ONCE, thread_name_prefix="iceberg-plans")
+        self.plan_wait = plan_wait
         self.started = time.time()
         # A serving process follows every catalog with event following on from its definition (and from this
         # start) on, not from a client's first listing: a subscriber of a change feed alone sees every change.
@@ -91,6 +98,7 @@ class ServiceState:
     def close(self) -> None:
         """Stop the SparkSession SELECT started, then the event followers and metastore connections."""
         self.stopping.set()
+        self.plan_pool.shutdown(wait=False, cancel_futures=True)
         if self.store_follower is not None:
             self.store_follower.stop()
         engine_session = Session(self.manager)

@@ -1,17 +1,21 @@
 """Server-side scan planning: the spec's ``planTableScan``, ``fetchPlanningResult``, ``cancelPlanning`` and
 ``fetchScanTasks`` routes, answered by the planner (:mod:`.scans`) over the catalog's cached metadata.
 
-A read token plans. Planning is synchronous: ``POST .../plan`` always answers ``completed`` (never
-``submitted``), with every file scan task when there are at most a page of them, and otherwise with one plan
-task per page, which ``POST .../tasks`` answers. Plan ids and plan tasks carry what they name
-(:mod:`.plan_ids`), so any replica answers them; a replica keeps the plans it made or re-made
-(:class:`.scans.PlanCache`) so that fetching the pages of one plans it once. ``DELETE .../plan/{id}`` drops
-the plan from this replica's cache; there is no work to stop.
+A read token plans. A plan runs on the service's small pool of planning threads (:mod:`.plan_runs`);
+``POST .../plan`` waits for it up to the service's bound (``serve --iceberg-plan-wait``) and answers
+``completed``, with every file scan task when there are at most a page of them and otherwise one plan task per
+page (which ``POST .../tasks`` answers), or ``submitted`` with the plan id to poll. ``GET .../plan/{id}`` waits
+up to the bound too and answers ``completed``, ``submitted``, ``failed`` (the spec's error model) or
+``cancelled``; ``DELETE .../plan/{id}`` stops the work and drops the plan. Plan ids and plan tasks carry what
+they name (:mod:`.plan_ids`), so any replica answers them: one that did not make a plan plans it again, and a
+plan cancelled on another replica is simply planned again (no replica knows of another's cancel). A replica
+keeps the plans it made or re-made (:class:`.scans.PlanCache`) so that fetching the pages of one plans it once.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -21,8 +25,9 @@ from starlette.responses import JSONResponse, Response
 from hms_catalog.model import ExternalCatalog
 from service.iceberg_rest.context import IcebergContext, namespace_of
 from service.iceberg_rest.credentials import Delegation, vend
-from service.iceberg_rest.errors import IcebergError, IcebergRoute
+from service.iceberg_rest.errors import IcebergError, IcebergRoute, iceberg_error
 from service.iceberg_rest.plan_ids import PlanKey, plan_task, read_plan_id, read_plan_task
+from service.iceberg_rest.plan_runs import PlanCancelled, PlanRun, PlanRuns
 from service.iceberg_rest.scans import PlanCache, Planned, plan_scan
 from service.iceberg_rest.tables import Payload
 from service.routes._common import Who
@@ -59,11 +64,12 @@ def _request(payload: dict[str, Any]) -> Any:
 
 
 class _Scans:
-    """What the routes share: the context, and this replica's plans."""
+    """What the routes share: the context, this replica's plans, and its runs of them."""
 
     def __init__(self, context: IcebergContext) -> None:
         self.context = context
         self.plans = PlanCache()
+        self.runs = PlanRuns(context.state.plan_pool)
 
     def table(self, prefix: str, namespace: str, table: str, principal: Any) -> tuple[ExternalCatalog, str, str]:
         """The catalog (read access checked), the table's name, and its current metadata file."""
@@ -72,22 +78,36 @@ class _Scans:
         database, name = namespace_of(namespace), table.lower()
         return catalog, f"{database}.{name}", self.context.metadata_location(catalog, database, name)
 
-    def planned(self, catalog: ExternalCatalog, name: str, current: str, key: PlanKey, kind: str) -> Planned:
-        """The plan of ``key``, made here once; 404 ``kind`` unless its metadata file is one of this table's."""
+    def planned(self, catalog: ExternalCatalog, name: str, current: str, key: PlanKey, kind: str,
+                check: Callable[[], None] | None = None) -> Planned:
+        """The plan of ``key``, made here once; 404 ``kind`` unless its metadata file is one of this table's.
+        ``check`` raises to stop the planning (:mod:`.plan_runs`)."""
         from pyiceberg.io import load_file_io
 
+        metadata = self.metadata(catalog, name, current, key, kind)
+
+        def make() -> Planned:
+            io = load_file_io(catalog.io_properties, metadata.location)
+            return plan_scan(metadata, io, _request(json.loads(key.request)), name, check)
+
+        return self.plans.get(key, make)
+
+    def metadata(self, catalog: ExternalCatalog, name: str, current: str, key: PlanKey, kind: str) -> Any:
+        """The metadata file ``key`` plans; 404 ``kind`` unless it is one of this table's."""
         metadata = self.context.read_metadata(catalog, current)
         if key.metadata_location != current:
             if key.metadata_location not in {entry.metadata_file for entry in metadata.metadata_log}:
                 raise IcebergError(404, kind, f"the plan was made of a metadata file that table {name} does not list "
                                               "(another table's, or one its metadata log no longer keeps): plan again")
             metadata = self.context.read_metadata(catalog, key.metadata_location)
+        return metadata
 
-        def make() -> Planned:
-            io = load_file_io(catalog.io_properties, metadata.location)
-            return plan_scan(metadata, io, _request(json.loads(key.request)), name)
-
-        return self.plans.get(key, make)
+    def run(self, catalog: ExternalCatalog, name: str, current: str, key: PlanKey) -> PlanRun:
+        """The run of ``key`` on this replica, started if none is running or done here; 404 first (not as a failed
+        plan) unless its metadata file is one of this table's."""
+        self.metadata(catalog, name, current, key, "NoSuchPlanIdException")
+        return self.runs.start(key, lambda check: self.planned(catalog, name, current, key, "NoSuchPlanIdException",
+                                                               check))
 
     def completed(self, key: PlanKey, plan: Planned, credentials: list[dict[str, Any]]) -> dict[str, Any]:
         """The spec's CompletedPlanningResult: the tasks, or a plan task per page when there are more than a page."""
@@ -111,28 +131,48 @@ def router(context: IcebergContext) -> APIRouter:
         location = context.read_metadata(catalog, current).location
         return vend(context, request, principal, catalog, location, delegation).storage_credentials
 
+    def answer_of(request: Request, principal: Any, catalog: ExternalCatalog, current: str, delegation: str | None,
+               key: PlanKey, run: PlanRun, *, raising: bool) -> dict[str, Any]:
+        """The run's state after waiting up to the bound; a failure raised (``raising``: a plan request's own
+        error answer) or answered ``failed`` in the spec's error model (a poll's)."""
+        try:
+            plan = run.outcome(context.state.plan_wait)
+        except PlanCancelled:
+            return {"status": "cancelled"}
+        except Exception as error:
+            if raising:
+                raise
+            status, kind, message = iceberg_error(error)
+            return {"status": "failed", "error": {"message": message, "type": kind, "code": status}}
+        if plan is None:
+            return {"status": "submitted"}
+        return scans.completed(key, plan, credentials(request, principal, catalog, current, delegation))
+
     @routes.post("/plan")
     def plan_table_scan(prefix: str, namespace: str, table: str, payload: Payload, request: Request, principal: Who,
                         delegation: Delegation = None) -> JSONResponse:
         catalog, name, current = scans.table(prefix, namespace, table, principal)
         body = _request(payload)
         key = PlanKey.of(current, body.model_dump(mode="json", by_alias=True, exclude_none=True))
-        plan = scans.planned(catalog, name, current, key, "NoSuchPlanIdException")
-        answer = scans.completed(key, plan, credentials(request, principal, catalog, current, delegation))
-        return JSONResponse({**answer, "plan-id": key.plan_id})
+        run = scans.run(catalog, name, current, key)
+        answer = answer_of(request, principal, catalog, current, delegation, key, run, raising=True)
+        return JSONResponse({**answer, "plan-id": key.plan_id} if answer["status"] != "cancelled" else answer)
 
     @routes.get("/plan/{plan_id}")
     def fetch_planning_result(prefix: str, namespace: str, table: str, plan_id: str, request: Request, principal: Who,
                               delegation: Delegation = None) -> JSONResponse:
         catalog, name, current = scans.table(prefix, namespace, table, principal)
         key = read_plan_id(plan_id)
-        plan = scans.planned(catalog, name, current, key, "NoSuchPlanIdException")
-        return JSONResponse(scans.completed(key, plan, credentials(request, principal, catalog, current, delegation)))
+        scans.metadata(catalog, name, current, key, "NoSuchPlanIdException")  # this table's plan, or 404
+        run = scans.runs.find(key) or scans.run(catalog, name, current, key)  # another replica's plan: planned here
+        return JSONResponse(answer_of(request, principal, catalog, current, delegation, key, run, raising=False))
 
     @routes.delete("/plan/{plan_id}", status_code=204)
     def cancel_planning(prefix: str, namespace: str, table: str, plan_id: str, principal: Who) -> Response:
         scans.table(prefix, namespace, table, principal)
-        scans.plans.drop(read_plan_id(plan_id))
+        key = read_plan_id(plan_id)
+        scans.runs.cancel(key)
+        scans.plans.drop(key)
         return Response(status_code=204)
 
     @routes.post("/tasks")

@@ -122,8 +122,9 @@ def _snapshot(metadata: Any, request: Any, table: str) -> tuple[Any, list[Any] |
     return snapshot, None
 
 
-def plan_scan(metadata: Any, io: Any, request: Any, table: str) -> Planned:
-    """The plan of ``request`` (pyiceberg's PlanTableScanRequest) over one metadata file of ``table``."""
+def plan_scan(metadata: Any, io: Any, request: Any, table: str, check: Callable[[], None] | None = None) -> Planned:
+    """The plan of ``request`` (pyiceberg's PlanTableScanRequest) over one metadata file of ``table``; ``check`` is
+    called between manifest entries and tasks, and raises to stop the planning (a cancelled plan)."""
     from pyiceberg.expressions import AlwaysTrue
 
     snapshot, appends = _snapshot(metadata, request, table)
@@ -135,7 +136,7 @@ def plan_scan(metadata: Any, io: Any, request: Any, table: str) -> Planned:
     stats = _field_ids(schema, list(request.stats_fields or []), request.case_sensitive, "stats-fields")
     try:
         tasks = scan_tasks(metadata, io, snapshot, request.filter or AlwaysTrue(), case_sensitive=request.case_sensitive,
-                           appends=appends)
+                           appends=appends, check=check)
     except ValueError as error:  # a filter that does not bind: an unknown field, a literal of the wrong type
         raise IcebergError(400, "BadRequestException", f"cannot plan a scan of table {table}: {error}") from None
     kinds = {spec_id: [f.field_type for f in spec.partition_type(schema).fields] for spec_id, spec in metadata.specs().items()
@@ -143,6 +144,8 @@ def plan_scan(metadata: Any, io: Any, request: Any, table: str) -> Planned:
     delete_files: dict[str, dict[str, Any]] = {}
     planned = []
     for task, equality in sorted(tasks, key=lambda pair: pair[0].file.file_path):
+        if check is not None:
+            check()
         deletes = sorted([*task.delete_files, *equality], key=lambda d: d.file_path)
         for path in [task.file.file_path, *(d.file_path for d in deletes)]:
             if not _inside(metadata.location, path):
