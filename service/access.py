@@ -106,7 +106,8 @@ class AccessPolicy(ABC):
     def principal(self, credential: str | None) -> Principal | None:
         """The grant ``credential`` carries, or None."""
 
-# Statements that only read, or only drop what is cached (REFRESH): any token runs them.
+
+# Statements that only read, or only drop what is cached (REFRESH): any token runs them, on the catalogs it may read.
 _READS: tuple[type[ast.Statement], ...] = (
     ast.ShowCatalogs, ast.ShowCreateCatalog, ast.SwitchCatalog, ast.UseDatabase, ast.ShowDatabases, ast.ShowTables,
     ast.DescribeTable, ast.RefreshCatalog, ast.RefreshDatabase, ast.RefreshTable, ast.ShowCache, ast.ShowSchemaCache,

@@ -12,7 +12,6 @@ a session is checked as STS received it, from moto's request recorder.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import subprocess
@@ -21,7 +20,6 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,8 +28,9 @@ import requests
 
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from tests.spark_connector.conftest import registered
-from tests.support.s3 import REGION, S3Server
+from tests.support.s3 import S3Server
 from tests.support.service import Server, served
+from tests.support.sts import assumable_role, assume_role_requests
 
 pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
@@ -49,20 +48,7 @@ DB = "vended_db"
 @pytest.fixture(scope="module")
 def role_arn(s3_server: S3Server) -> str:
     """A role the tests' user may assume with the external id, allowed everything on the bucket ``sparkvend`` only."""
-    import boto3
-
-    iam = boto3.client("iam", endpoint_url=s3_server.endpoint, region_name=REGION,
-                       aws_access_key_id=s3_server.access_key, aws_secret_access_key=s3_server.secret_key)
-    user = iam.get_user(UserName="hms-catalog-tests")["User"]["Arn"]
-    trust = {"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Principal": {"AWS": user}, "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"sts:ExternalId": EXTERNAL_ID}}}]}
-    arn: str = iam.create_role(RoleName=ROLE, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-    iam.put_role_policy(RoleName=ROLE, PolicyName="the-bucket", PolicyDocument=json.dumps({
-        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*",
-                                               "Resource": [f"arn:aws:s3:::{BUCKET}", f"arn:aws:s3:::{BUCKET}/*"]}]}))
-    s3_server.bucket(BUCKET)
-    return arn
+    return assumable_role(s3_server, ROLE, BUCKET, EXTERNAL_ID)
 
 
 @pytest.fixture(scope="module")
@@ -140,18 +126,7 @@ def table(spark: Any, catalogs: tuple[str, str], s3_server: S3Server) -> Iterato
 
 def _sts_requests(s3_server: S3Server, session_name: str) -> list[dict[str, str]]:
     """The AssumeRole requests moto received for ``session_name``, in order."""
-    recorded = requests.get(f"{s3_server.endpoint}/moto-api/recorder/download-recording", timeout=60).text
-    found = []
-    for line in recorded.splitlines():
-        call = json.loads(line) if line.strip() else {}
-        body = str(call.get("body") or "")
-        if call.get("body_encoded"):  # the recorder keeps bodies base64-encoded
-            body = base64.b64decode(body).decode("utf-8", "replace")
-        if body.startswith("Action=AssumeRole&"):
-            sent = {key: values[0] for key, values in parse_qs(body).items()}
-            if sent["RoleSessionName"] == session_name:
-                found.append(sent)
-    return found
+    return assume_role_requests(s3_server, session_name)
 
 
 def _scope(sent: dict[str, str]) -> tuple[list[str], bool]:

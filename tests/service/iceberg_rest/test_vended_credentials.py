@@ -11,22 +11,21 @@ assumed roles and its request recorder (the duration). Catalog ``keyed`` vends i
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import pyarrow as pa
 import pytest
 import requests
 
 from tests.service.iceberg_rest.conftest import checked
-from tests.support.s3 import REGION, S3Server
+from tests.support.s3 import S3Server
 from tests.support.service import Answer, Server, served
+from tests.support.sts import assumable_role, assume_role_requests
 
 pytestmark = pytest.mark.metastore
 
@@ -49,19 +48,7 @@ def _rows(first: int, last: int) -> pa.Table:
 @pytest.fixture(scope="module")
 def role_arn(s3_server: S3Server) -> str:
     """A role the tests' user may assume with the external id, allowed everything on the bucket ``vended`` only."""
-    import boto3
-
-    iam = boto3.client("iam", endpoint_url=s3_server.endpoint, region_name=REGION,
-                       aws_access_key_id=s3_server.access_key, aws_secret_access_key=s3_server.secret_key)
-    user = iam.get_user(UserName="hms-catalog-tests")["User"]["Arn"]
-    trust = {"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Principal": {"AWS": user}, "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"sts:ExternalId": EXTERNAL_ID}}}]}
-    arn: str = iam.create_role(RoleName=ROLE, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-    iam.put_role_policy(RoleName=ROLE, PolicyName="the-bucket", PolicyDocument=json.dumps({
-        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*",
-                                               "Resource": [f"arn:aws:s3:::{BUCKET}", f"arn:aws:s3:::{BUCKET}/*"]}]}))
-    s3_server.bucket(BUCKET)
+    arn = assumable_role(s3_server, ROLE, BUCKET, EXTERNAL_ID)
     s3_server.bucket("elsewhere")
     s3_server.client.put_object(Bucket="elsewhere", Key="secret.txt", Body=b"not for the role")
     return arn
@@ -131,19 +118,8 @@ def _load(service: Server, catalog: str, namespace: str, name: str, token: str, 
 def _sts_requests(s3_server: S3Server, session_name: str, location: str) -> list[dict[str, str]]:
     """The AssumeRole requests moto received for ``session_name`` whose policy names the objects of ``location``
     (``bucket/key``): one, as the service keeps a session for its life's first half."""
-    recorded = requests.get(f"{s3_server.endpoint}/moto-api/recorder/download-recording", timeout=60).text
-    found = []
-    for line in recorded.splitlines():
-        call = json.loads(line) if line.strip() else {}
-        body = str(call.get("body") or "")
-        if call.get("body_encoded"):  # the recorder keeps bodies base64-encoded
-            body = base64.b64decode(body).decode("utf-8", "replace")
-        if body.startswith("Action=AssumeRole&"):
-            sent = {key: values[0] for key, values in parse_qs(body).items()}
-            resources = json.loads(sent["Policy"])["Statement"][0]["Resource"]
-            if sent["RoleSessionName"] == session_name and resources == [f"arn:aws:s3:::{location}/*"]:
-                found.append(sent)
-    return found
+    return [sent for sent in assume_role_requests(s3_server, session_name)
+            if json.loads(sent["Policy"])["Statement"][0]["Resource"] == [f"arn:aws:s3:::{location}/*"]]
 
 
 def _s3(s3_server: S3Server, config: dict[str, str]) -> Any:
