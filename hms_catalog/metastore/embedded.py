@@ -13,18 +13,14 @@ so a later start on the same directory takes it again unless told otherwise.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TypedDict
 
 from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError, ErrorKind
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
@@ -35,6 +31,7 @@ from hms_catalog.kerberos.config import (
 from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.metastore import _setup
 from hms_catalog.metastore._process import alive, answers, free_port, listening, port_free
+from hms_catalog.metastore._state import ServerState, ServerStateFile
 from hms_catalog.metastore.kerberos import MetastoreKerberos
 from hms_catalog.properties import METASTORE_URIS, MetastoreUri
 
@@ -42,9 +39,6 @@ __all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "Metasto
            "DEFAULT_PORT"]
 
 DEFAULT_PORT = 9083
-STATE_FILE = "metastore.json"
-# Kept across stops (the state file is not): the port of the last successful start.
-PORT_FILE = "metastore.port"
 _MARKER = "-Dhms_catalog.metastore.dir="
 # The preparer's level (PrepareDatabase.java): a database prepared at an older level, or never, is
 # prepared again, in place, on its next start. 2: the notification log's MESSAGE is a CLOB; 3: every
@@ -55,18 +49,6 @@ _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang
 # Extra options for the metastore's JVMs (the server and the preparer), as HADOOP_OPTS is for Hive's own scripts:
 # the test suite sets -XX:TieredStopAtLevel=1 there, which halves the CPU of a short-lived metastore.
 JAVA_OPTIONS_ENV = "HMS_CATALOG_METASTORE_JAVA_OPTS"
-
-
-class _ServerState(TypedDict):
-    """What the state file records of a running server, so another process can find and stop it."""
-
-    pid: int
-    port: int
-    uri: str
-    events: bool
-    started_at: float
-    principal: str | None
-    keytab: str | None
 
 
 class MetastoreAlreadyRunning(EmbeddedMetastoreError):
@@ -144,6 +126,7 @@ class EmbeddedMetastore:
         object_store_stub: bool = False,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
+        self._state = ServerStateFile(self.directory)
         self.port = port
         self.default_port = default_port
         self.events_requested = events
@@ -157,14 +140,14 @@ class EmbeddedMetastore:
 
     @property
     def uri(self) -> str:
-        state = self._read_state()
+        state = self._state.read()
         if state is None:
             raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
         return state["uri"]
 
     def client_properties(self) -> dict[str, str]:
         """The catalog properties that reach the running server (with its Kerberos settings when secure)."""
-        state = self._read_state()
+        state = self._state.read()
         if state is None:
             raise EmbeddedMetastoreError(f"the metastore for {self.directory} is not running")
         props = {METASTORE_URIS: state["uri"]}
@@ -175,13 +158,8 @@ class EmbeddedMetastore:
 
     @property
     def remembered_port(self) -> int | None:
-        """The port of this directory's last successful start; None when it never started (or the file is
-        unreadable, which only costs the memory)."""
-        try:
-            port = int((self.directory / PORT_FILE).read_text(encoding="utf-8").strip())
-        except (OSError, ValueError):
-            return None
-        return port if 0 < port < 65536 else None
+        """The port of this directory's last successful start; None when it never started."""
+        return self._state.remembered_port()
 
     @property
     def warehouse(self) -> Path:
@@ -225,7 +203,7 @@ class EmbeddedMetastore:
     def start(self) -> str:
         """Start the server and return its ``thrift://`` URI once it answers a call."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        with self._start_lock():
+        with self._state.start_lock():
             running = self.status()
             if running.running and running.uri and running.pid:
                 raise MetastoreAlreadyRunning(self.directory, running.uri, running.pid)
@@ -283,11 +261,10 @@ class EmbeddedMetastore:
             uri = f"thrift://127.0.0.1:{port}"
             try:
                 self._wait_until_ready(MetastoreUri("127.0.0.1", port), login)
-                self._write_state(_ServerState(
+                self._state.write(ServerState(
                     pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
                     principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
                 ))
-                (self.directory / PORT_FILE).write_text(f"{port}\n", encoding="utf-8")
             except BaseException:
                 self._terminate_child()  # never leave a server behind that no state file points to
                 raise
@@ -295,10 +272,10 @@ class EmbeddedMetastore:
 
     def stop(self, timeout: float = 20.0) -> bool:
         """Stop the server of this directory; False when none was running. Safe to call twice."""
-        state = self._read_state()
+        state = self._state.read()
         pid = state["pid"] if state else None
         if pid is None or not self._is_our_server(pid):
-            self._clear_state()
+            self._state.clear()
             self._terminate_child()  # a child of ours that died or lost its state file is still reaped
             return False
         with contextlib.suppress(ProcessLookupError):
@@ -307,13 +284,13 @@ class EmbeddedMetastore:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
             self._wait_gone(pid, 5.0)
-        self._clear_state()
+        self._state.clear()
         self._terminate_child()  # reaps our child (no ResourceWarning for a Popen never waited on)
         return True
 
     def status(self) -> MetastoreStatus:
         """Whether this directory's server runs, judged by its process and an answered call."""
-        state = self._read_state()
+        state = self._state.read()
         if state is None or not self._is_our_server(state["pid"]):
             return MetastoreStatus(self.directory, running=False)
         login = None
@@ -416,43 +393,6 @@ class EmbeddedMetastore:
             return alive(pid)
         marker = (_MARKER + str(self.directory)).encode()
         return marker in cmdline and alive(pid)
-
-    @contextlib.contextmanager
-    def _start_lock(self) -> Iterator[None]:
-        with open(self.directory / ".start.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def _read_state(self) -> _ServerState | None:
-        """The state file's content; None when absent or not what ``_write_state`` writes (then no server
-        of ours can be found through it)."""
-        try:
-            data = json.loads((self.directory / STATE_FILE).read_text(encoding="utf-8"))
-            principal, keytab = data.get("principal"), data.get("keytab")
-            return _ServerState(pid=int(data["pid"]), port=int(data["port"]), uri=str(data["uri"]),
-                                events=bool(data.get("events")), started_at=float(data.get("started_at", 0.0)),
-                                principal=str(principal) if principal else None, keytab=str(keytab) if keytab else None)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _write_state(self, state: _ServerState) -> None:
-        path = self.directory / STATE_FILE
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(state), encoding="utf-8")
-        os.replace(temporary, path)
-
-    def _clear_state(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            (self.directory / STATE_FILE).unlink()
-
-
-
-
-
-
 
 
 def _prepared_at_current_level(db_dir: Path, marker: Path) -> bool:
