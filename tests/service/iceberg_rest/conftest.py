@@ -6,6 +6,7 @@ the tests read through :func:`checked` is validated against the Iceberg REST Ope
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import warnings
@@ -33,7 +34,14 @@ def iceberg_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str
     tokens = directory / "tokens.json"
     tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
     tokens.chmod(0o600)
-    with served(directory / "home", "--tokens", str(tokens)) as running:
+    with serving_ice(directory / "home", metastore_uri, "--tokens", str(tokens)) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serving_ice(home: Path, metastore_uri: str, *extra: str) -> Iterator[Server]:
+    """A served service (``serve`` with ``extra``) whose catalog ``ice`` is the metastore at ``metastore_uri``."""
+    with served(home, *extra) as running:
         client = running.client()
         try:
             client.create_catalog(CATALOG, {"type": "hms", "hive.metastore.uris": metastore_uri, **EVENTS})

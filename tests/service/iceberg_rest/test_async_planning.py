@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.service.iceberg_rest.conftest import CATALOG, EVENTS, checked, conforms, rest_catalog
-from tests.support.service import Server, served
+from tests.service.iceberg_rest.conftest import CATALOG, checked, conforms, rest_catalog, serving_ice
+from tests.support.service import Server
 
 V1 = f"/iceberg/v1/{CATALOG}"
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("amount", pa.float64())])
@@ -21,12 +21,7 @@ ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("amount"
 @pytest.fixture(scope="module")
 def waitless(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Server]:
     """A second service on the same metastore whose plan requests wait for nothing."""
-    with served(tmp_path_factory.mktemp("waitless") / "home", "--iceberg-plan-wait", "0") as running:
-        client = running.client()
-        try:
-            client.create_catalog(CATALOG, {"type": "hms", "hive.metastore.uris": metastore_uri, **EVENTS})
-        finally:
-            client.close()
+    with serving_ice(tmp_path_factory.mktemp("waitless") / "home", metastore_uri, "--iceberg-plan-wait", "0") as running:
         yield running
 
 
