@@ -69,9 +69,7 @@ class EndpointContext:
         and one no entry lists gets nothing (no catalog to read or change). On an endpoint without SASL the
         client is who it claims, and may do what ``thrift.access`` (the gate's ceiling) allows."""
         if caller.principal is not None:
-            grant = self.principals.principal(caller.principal) if self.principals is not None else None
-            if grant is None:
-                grant = Principal(caller.principal, Access.READ, (), kind="principal")
+            grant = self._granted(caller.principal) or Principal(caller.principal, Access.READ, (), kind="principal")
         else:
             grant = Principal(f"thrift:{caller.user or 'anonymous'}", Access.WRITE, kind="client")
         return Actor(grant, FrontEnd.THRIFT, caller.address, caller.user or None)
@@ -80,8 +78,11 @@ class EndpointContext:
         """:meth:`actor`'s read decision, without making the actor: every read call asks it."""
         if caller.principal is None:
             return True  # without SASL, every client reads every catalog
-        grant = self.principals.principal(caller.principal) if self.principals is not None else None
+        grant = self._granted(caller.principal)
         return grant is not None and grant.may_read(catalog)
+
+    def _granted(self, principal: str) -> Principal | None:
+        return self.principals.principal(principal) if self.principals is not None else None
 
     def readable_route(self, caller: Caller, database: str | None, catalog: str | None = None) -> Route:
         """The route of a client's database name. A catalog the connection's actor may not read is not there for
