@@ -1,7 +1,14 @@
-"""The embedded Hive Metastore that the demo and the tests run on."""
+"""The embedded Hive Metastore that the demo and the tests run on, on Derby or PostgreSQL."""
 
 from __future__ import annotations
 
+from hms_catalog.metastore._database import (
+    DATABASE_PASSWORD_ENV,
+    DerbyDatabase,
+    MetastoreDatabase,
+    PostgresDatabase,
+    parse_database,
+)
 from hms_catalog.metastore.embedded import (
     DEFAULT_PORT,
     EmbeddedMetastore,
@@ -12,6 +19,7 @@ from hms_catalog.metastore.embedded import (
 )
 
 __all__ = [
-    "DEFAULT_PORT", "EmbeddedMetastore", "MetastoreAlreadyRunning", "MetastoreKerberos", "MetastorePortInUse",
-    "MetastoreStatus",
+    "DATABASE_PASSWORD_ENV", "DEFAULT_PORT", "DerbyDatabase", "EmbeddedMetastore", "MetastoreAlreadyRunning",
+    "MetastoreDatabase", "MetastoreKerberos", "MetastorePortInUse", "MetastoreStatus", "PostgresDatabase",
+    "parse_database",
 ]

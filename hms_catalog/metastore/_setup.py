@@ -17,10 +17,12 @@ import hashlib
 import os
 import shutil
 import threading
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from hms_catalog._private import private_file
 from hms_catalog.errors import EmbeddedMetastoreError
 from hms_catalog.jdk import compile_into, find_java_tool, java_cache_dir
 
@@ -49,10 +51,13 @@ _SOURCES = (f"{LISTENER_CLASS}.java", f"{PREPARER_CLASS}.java", "HiveAuthUtils.j
 _COMPILED = {"HiveAuthUtils.java": f"{LOOPBACK_SOCKETS_CLASS}.class"}  # classes in a package: their folder
 def write_hive_site(
     conf_dir: Path, *, db_dir: Path, warehouse: Path, with_events: bool, kerberos: tuple[str, Path] | None = None,
-    object_store_stub: bool = False,
+    object_store_stub: bool = False, connection: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR.
+    """Write the hive-site.xml the server and the preparer read through HIVE_CONF_DIR, readable by its owner
+    only (on PostgreSQL it holds the database's password).
 
+    ``connection``: the JDO connection settings of another database than Derby in ``db_dir``
+    (:meth:`PostgresDatabase.hive_settings <hms_catalog.metastore._database.PostgresDatabase.hive_settings>`).
     ``kerberos``: the service principal and its keytab; the server then accepts SASL/GSSAPI only.
     ``object_store_stub``: S3's schemes served by the stub filesystem (``ObjectStoreStub.java``), which
     accepts their locations and touches no store (the metastore's Warehouse reads ``fs.<scheme>.impl`` from
@@ -73,6 +78,8 @@ def write_hive_site(
         # partitions: 61 s with it, 22 s without).
         "hive.warehouse.subdir.inherit.perms": "false",
     }
+    if connection is not None:
+        settings.update(connection)
     if with_events:
         settings["hive.metastore.transactional.event.listeners"] = LISTENER_CLASS
     if object_store_stub:
@@ -97,7 +104,9 @@ def _write_configuration(path: Path, settings: dict[str, str]) -> Path:
         f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>"
         for key, value in settings.items()
     )
-    path.write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n', encoding="utf-8")
+    text = f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n'
+    with os.fdopen(private_file(path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as out:
+        out.write(text)
     return path
 
 

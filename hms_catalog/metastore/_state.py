@@ -1,9 +1,12 @@
 """What an embedded metastore's directory records of its server, for this process and the next.
 
-The state file (``metastore.json``) says which server is running there: another process
-(``hms-catalog metastore stop``, a second start) finds it through it. The port file (``metastore.port``) is
-kept across stops: the port of the last successful start, which catalogs defined over the metastore name.
-A start holds the directory's start lock while it decides and records, so two starts never race.
+The state file (``metastore.json``) says which server is running there, and on which database (as it may be
+shown: the password masked): another process (``hms-catalog metastore stop``, ``status``, a second start)
+finds it through it. Two files are kept across stops: the port of the last successful start
+(``metastore.port``), which catalogs defined over the metastore name, and its database (``metastore.database``,
+0600: a PostgreSQL URL with its password, as hive-site.xml holds it), so a start that names neither takes the
+same port and the same database, not an empty Derby one. A start holds the directory's start lock while it
+decides and records, so two starts never race.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypedDict
 
-__all__ = ["PORT_FILE", "STATE_FILE", "ServerState", "ServerStateFile"]
+from hms_catalog._private import private_file
+
+__all__ = ["DATABASE_FILE", "PORT_FILE", "STATE_FILE", "ServerState", "ServerStateFile"]
 
 STATE_FILE = "metastore.json"
 PORT_FILE = "metastore.port"  # kept across stops (the state file is not)
+DATABASE_FILE = "metastore.database"  # kept across stops, 0600
 
 
 class ServerState(TypedDict):
@@ -32,6 +38,7 @@ class ServerState(TypedDict):
     started_at: float
     principal: str | None
     keytab: str | None
+    database: str  # as it may be shown (MetastoreDatabase.describe)
 
 
 class ServerStateFile:
@@ -57,7 +64,8 @@ class ServerStateFile:
             principal, keytab = data.get("principal"), data.get("keytab")
             return ServerState(pid=int(data["pid"]), port=int(data["port"]), uri=str(data["uri"]),
                                events=bool(data.get("events")), started_at=float(data.get("started_at", 0.0)),
-                               principal=str(principal) if principal else None, keytab=str(keytab) if keytab else None)
+                               principal=str(principal) if principal else None, keytab=str(keytab) if keytab else None,
+                               database=str(data.get("database") or "derby"))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -72,6 +80,23 @@ class ServerStateFile:
     def clear(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.directory / STATE_FILE).unlink()
+
+    def remember_database(self, url: str) -> None:
+        """Keep the database of a successful start (its URL, password included) for the next start."""
+        path = self.directory / DATABASE_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.unlink(missing_ok=True)
+        with os.fdopen(private_file(temporary, os.O_WRONLY | os.O_EXCL), "w", encoding="utf-8") as out:
+            out.write(url)
+        os.replace(temporary, path)
+
+    def remembered_database(self) -> str | None:
+        """The database of the directory's last successful start; None when it never started (or started
+        before databases were remembered: on Derby, the default)."""
+        try:
+            return (self.directory / DATABASE_FILE).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
 
     def remembered_port(self) -> int | None:
         """The port of the directory's last successful start; None when it never started (or the file is

@@ -1,13 +1,15 @@
-"""The embedded Hive Metastore: a real HMS thrift server run from pyspark's Hive 2.3 jars on Derby.
+"""The embedded Hive Metastore: a real HMS thrift server run from pyspark's Hive 2.3 jars, on Derby or PostgreSQL.
 
-It needs nothing installed beyond pyspark and a Java 17 runtime, so it is the default metastore of the
-demo and of the test suite. With :class:`MetastoreKerberos` it runs secure, as production metastores do:
-SASL/GSSAPI only, with a service principal and keytab from the user's KDC.
+On Derby it needs nothing installed beyond pyspark and a Java 17 runtime, so it is the default metastore of
+the demo and of the test suite. On PostgreSQL (a database given to it, or a server of its own started from
+Debian's server binaries: :mod:`hms_catalog.metastore._database`) it is a metastore at production scale:
+Hive's direct SQL lists a million partitions where Derby would not. With :class:`MetastoreKerberos` it runs
+secure, as production metastores do: SASL/GSSAPI only, with a service principal and keytab from the user's KDC.
 
-Everything it owns lives in one directory: the Derby database, the warehouse, the configuration, the
-compiled helpers, the logs, a small state file that lets a second process (``hms-catalog metastore
-stop``) find the server again, and the port it last listened on: catalogs defined over it name that port,
-so a later start on the same directory takes it again unless told otherwise.
+Everything it owns lives in one directory: the Derby database (or its own PostgreSQL server), the warehouse,
+the configuration, the compiled helpers, the logs, a small state file that lets a second process
+(``hms-catalog metastore stop``) find the server again, and the port and database it last used: catalogs
+defined over it name that port, so a later start on the same directory takes both again unless told otherwise.
 """
 
 from __future__ import annotations
@@ -22,14 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from hms_catalog.errors import AuthenticationError, EmbeddedMetastoreError, ErrorKind
+from hms_catalog._secrets import MASK
+from hms_catalog.errors import AuthenticationError, ConfigurationError, EmbeddedMetastoreError
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from hms_catalog.kerberos.config import (
     SASL_ENABLED,
     SERVICE_PRINCIPAL,
 )
 from hms_catalog.kerberos.login import KerberosLogin
-from hms_catalog.metastore import _setup
+from hms_catalog.metastore import _backend, _derby, _setup
+from hms_catalog.metastore._database import MetastoreDatabase, PostgresDatabase, mask_database_url, parse_database
+from hms_catalog.metastore._errors import MetastoreAlreadyRunning, MetastorePortInUse
 from hms_catalog.metastore._process import alive, answers, free_port, listening, port_free
 from hms_catalog.metastore._state import ServerState, ServerStateFile
 from hms_catalog.metastore.kerberos import MetastoreKerberos
@@ -40,51 +45,15 @@ __all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "Metasto
 
 DEFAULT_PORT = 9083
 _MARKER = "-Dhms_catalog.metastore.dir="
-# The preparer's level (PrepareDatabase.java): a database prepared at an older level, or never, is
-# prepared again, in place, on its next start. 2: the notification log's MESSAGE is a CLOB; 3: every
-# column Hive's Derby schema declares CLOB or wider than autoCreateAll makes it has its production type.
-_PREPARED_MARKER = "metastore_db.prepared"
-_SCHEMA_LEVEL = "3"
 _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
 # Extra options for the metastore's JVMs (the server and the preparer), as HADOOP_OPTS is for Hive's own scripts:
 # the test suite sets -XX:TieredStopAtLevel=1 there, which halves the CPU of a short-lived metastore.
 JAVA_OPTIONS_ENV = "HMS_CATALOG_METASTORE_JAVA_OPTS"
 
 
-class MetastoreAlreadyRunning(EmbeddedMetastoreError):
-    """``start`` was asked of a directory whose metastore is running; ``uri`` says where."""
-
-    error_kind = ErrorKind.CONFLICT
-
-    def __init__(self, directory: Path, uri: str, pid: int) -> None:
-        self.uri = uri
-        self.pid = pid
-        super().__init__(f"a metastore is already running for {directory} at {uri} (pid {pid})")
-
-
-class MetastorePortInUse(EmbeddedMetastoreError):
-    """The port a start was to take is in use; ``remembered`` when it is the one the directory's metastore
-    listened on before (the one its catalogs name), so the message says how to move them too."""
-
-    error_kind = ErrorKind.CONFLICT
-
-    def __init__(self, directory: Path, port: int, *, remembered: bool) -> None:
-        self.port = port
-        self.remembered = remembered
-        message = f"port {port} is already in use; stop what listens there or pick another with --port"
-        if remembered:
-            message = (
-                f"port {port} is already in use; the metastore of {directory} listened there before, and catalogs "
-                f"defined over it name thrift://127.0.0.1:{port}. Stop what listens there, or start on another port "
-                f"with --port N (0 picks a free one; EmbeddedMetastore(..., port=N) in Python) and point those "
-                f"catalogs at it: ALTER CATALOG <name> SET PROPERTIES ('hive.metastore.uris'='thrift://127.0.0.1:N')"
-            )
-        super().__init__(message)
-
-
 @dataclass(frozen=True)
 class MetastoreStatus:
-    """What ``hms-catalog metastore status`` reports."""
+    """What ``hms-catalog metastore status`` reports; ``database`` as it may be shown (the password masked)."""
 
     directory: Path
     running: bool
@@ -93,6 +62,7 @@ class MetastoreStatus:
     events: bool | None = None
     started_at: float | None = None
     principal: str | None = None
+    database: str = "derby"
 
 
 class EmbeddedMetastore:
@@ -110,6 +80,11 @@ class EmbeddedMetastore:
     metastore needs ``hadoop-aws`` and the AWS SDK on its classpath instead. The catalog writes and deletes
     the objects itself, with its own credentials (DROP TABLE .. PURGE, DROP PARTITION, the writes'
     cleanup); the stub deletes nothing.
+
+    ``database``: where the metadata lives, ``"derby"`` in the directory or a PostgreSQL URL
+    (``postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE``, or ``postgresql`` for a server of its own in
+    ``DIR/postgres``, stopped with the metastore), parsed here (ConfigurationError says what is wrong). ``None``
+    takes the database of this directory's last start, Derby on a directory never started.
     """
 
     def __init__(
@@ -124,9 +99,11 @@ class EmbeddedMetastore:
         audit: bool = False,
         kerberos: MetastoreKerberos | None = None,
         object_store_stub: bool = False,
+        database: str | MetastoreDatabase | None = None,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self._state = ServerStateFile(self.directory)
+        self._database = None if database is None else parse_database(database, where="database")
         self.port = port
         self.default_port = default_port
         self.events_requested = events
@@ -137,6 +114,7 @@ class EmbeddedMetastore:
         self.object_store_stub = object_store_stub
         self.events_enabled = False
         self._process: subprocess.Popen[bytes] | None = None
+        self._secret: str | None = None  # the database's password, masked in the log tails errors quote
 
     @property
     def uri(self) -> str:
@@ -155,6 +133,11 @@ class EmbeddedMetastore:
             props[SASL_ENABLED] = "true"
             props[SERVICE_PRINCIPAL] = state["principal"]
         return props
+
+    @property
+    def database(self) -> MetastoreDatabase:
+        """The database a start uses: the one given, else the one of this directory's last start, else Derby."""
+        return self._database or parse_database(self._state.remembered_database(), where=str(self.directory))
 
     @property
     def remembered_port(self) -> int | None:
@@ -216,67 +199,74 @@ class EmbeddedMetastore:
             if self.object_store_stub and not helpers:
                 raise EmbeddedMetastoreError("object_store_stub needs 'javac' (a JDK) to compile its stub filesystem")
             self.events_enabled = helpers and self.events_requested
+            database = self.database
+            if isinstance(database, PostgresDatabase) and not helpers:
+                raise EmbeddedMetastoreError("a metastore on PostgreSQL needs 'javac' (a JDK) to prepare its schema")
             conf = self.directory / "conf"
             conf.mkdir(exist_ok=True)
             self.warehouse.mkdir(exist_ok=True)
-            db_dir = self.directory / "metastore_db"
-            secure = self.kerberos
-            login = KerberosLogin(secure.client_config()) if secure is not None else None
-            _setup.write_hive_site(
-                conf, db_dir=db_dir, warehouse=self.warehouse, with_events=self.events_enabled,
-                kerberos=(secure.server_principal, secure.keytab) if secure is not None else None,
-                object_store_stub=self.object_store_stub,
-            )
-            log_config = _setup.write_log_config(conf, self.log_file, self.audit_file if self.audit else None)
-            classpath = f"{lib}{os.pathsep}{jars}/*"
-            base = [java, f"-Dlog4j.configurationFile={log_config}", f"-Dhive.log4j.file={log_config}",
-                    "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
-                    f"-Dderby.stream.error.file={self.directory / 'derby.log'}",
-                    *shlex.split(os.environ.get(JAVA_OPTIONS_ENV, ""))]
-            server_classpath = classpath
-            if secure is not None:
-                hadoop_conf = _setup.write_core_site(conf / "hadoop")
-                server_classpath = f"{hadoop_conf.parent}{os.pathsep}{classpath}"
-                base.append(f"-Djava.security.krb5.conf={secure.krb5_conf_path}")
-            env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
-            prepared = self.directory / _PREPARED_MARKER
-            if helpers and not _prepared_at_current_level(db_dir, prepared):
-                # A new directory starts from a copy of a database prepared before (the preparer's JVM is most
-                # of a first start); one that has a database is prepared in place (an upgrade keeps its content).
-                if not _setup.copy_prepared_database(db_dir, jars, _SCHEMA_LEVEL):
-                    fresh = not db_dir.exists()
-                    self._prepare_database(base, classpath, env)
-                    if fresh:
-                        _setup.keep_prepared_database(db_dir, jars, _SCHEMA_LEVEL)
-                prepared.write_text(_SCHEMA_LEVEL, encoding="utf-8")
-            port = self._choose_port()
-            out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
-            with out:
-                self._process = subprocess.Popen(
-                    [*base, f"-Xmx{self.heap}", _MARKER + str(self.directory), *_JAVA_OPENS,
-                     "-cp", server_classpath, "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)],
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                    start_new_session=True,
-                )
-            uri = f"thrift://127.0.0.1:{port}"
+            reached, own_server = _backend.reach(self.directory, database)
+            self._secret = reached.password if isinstance(reached, PostgresDatabase) else None
             try:
-                self._wait_until_ready(MetastoreUri("127.0.0.1", port), login)
-                self._state.write(ServerState(
-                    pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
-                    principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
-                ))
+                uri = self._launch(reached, conf, lib, jars, java, helpers)
+                self._state.remember_database(database.url())
             except BaseException:
                 self._terminate_child()  # never leave a server behind that no state file points to
+                if own_server is not None:
+                    own_server.stop()
                 raise
             return uri
 
+    def _launch(self, reached: MetastoreDatabase, conf: Path, lib: Path, jars: Path, java: str, helpers: bool) -> str:
+        """Configure, prepare (Derby) and start the server on ``reached``; its URI once it answers and is recorded."""
+        secure = self.kerberos
+        login = KerberosLogin(secure.client_config()) if secure is not None else None
+        _setup.write_hive_site(
+            conf, db_dir=self.directory / _derby.DATABASE_FOLDER, warehouse=self.warehouse,
+            with_events=self.events_enabled, kerberos=(secure.server_principal, secure.keytab) if secure is not None else None,
+            object_store_stub=self.object_store_stub,
+            connection=reached.hive_settings() if isinstance(reached, PostgresDatabase) else None,
+        )
+        log_config = _setup.write_log_config(conf, self.log_file, self.audit_file if self.audit else None)
+        classpath = os.pathsep.join([str(lib), f"{jars}/*", *_backend.classpath(reached)])
+        base = [java, f"-Dlog4j.configurationFile={log_config}", f"-Dhive.log4j.file={log_config}",
+                "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
+                f"-Dderby.stream.error.file={self.directory / 'derby.log'}",
+                *shlex.split(os.environ.get(JAVA_OPTIONS_ENV, ""))]
+        server_classpath = classpath
+        if secure is not None:
+            hadoop_conf = _setup.write_core_site(conf / "hadoop")
+            server_classpath = f"{hadoop_conf.parent}{os.pathsep}{classpath}"
+            base.append(f"-Djava.security.krb5.conf={secure.krb5_conf_path}")
+        env = {**os.environ, "HIVE_CONF_DIR": str(conf)}
+        if helpers and not isinstance(reached, PostgresDatabase):
+            _derby.prepare(self.directory, jars, base, classpath, env, self.log_tail)
+        port = self._choose_port()
+        out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
+        with out:
+            self._process = subprocess.Popen(
+                [*base, f"-Xmx{self.heap}", _MARKER + str(self.directory), *_JAVA_OPENS,
+                 "-cp", server_classpath, *_backend.main_class(reached), "-p", str(port)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            )
+        uri = f"thrift://127.0.0.1:{port}"
+        self._wait_until_ready(MetastoreUri("127.0.0.1", port), login)
+        self._state.write(ServerState(
+            pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
+            principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
+            database=reached.describe(),
+        ))
+        return uri
+
     def stop(self, timeout: float = 20.0) -> bool:
-        """Stop the server of this directory; False when none was running. Safe to call twice."""
+        """Stop the server of this directory, then its own PostgreSQL server if it has one; False when the
+        metastore was not running. Safe to call twice."""
         state = self._state.read()
         pid = state["pid"] if state else None
         if pid is None or not self._is_our_server(pid):
             self._state.clear()
             self._terminate_child()  # a child of ours that died or lost its state file is still reaped
+            _backend.stop_own_server(self.directory)
             return False
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
@@ -286,13 +276,14 @@ class EmbeddedMetastore:
             self._wait_gone(pid, 5.0)
         self._state.clear()
         self._terminate_child()  # reaps our child (no ResourceWarning for a Popen never waited on)
+        _backend.stop_own_server(self.directory)
         return True
 
     def status(self) -> MetastoreStatus:
         """Whether this directory's server runs, judged by its process and an answered call."""
         state = self._state.read()
         if state is None or not self._is_our_server(state["pid"]):
-            return MetastoreStatus(self.directory, running=False)
+            return MetastoreStatus(self.directory, running=False, database=self._remembered_database())
         login = None
         if state["principal"] is not None and state["keytab"] is not None:
             secure = MetastoreKerberos(state["principal"], Path(state["keytab"]))
@@ -311,6 +302,7 @@ class EmbeddedMetastore:
             events=state["events"],
             started_at=state["started_at"],
             principal=state["principal"],
+            database=state["database"],
         )
 
     def log_tail(self, lines: int = 30) -> str:
@@ -321,7 +313,16 @@ class EmbeddedMetastore:
                 text = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
                 if text:
                     chunks.append(f"--- {path} ---\n" + "\n".join(text))
-        return "\n".join(chunks) or "(the server wrote no log)"
+        tail = "\n".join(chunks) or "(the server wrote no log)"
+        return tail.replace(self._secret, MASK) if self._secret else tail  # a driver's error might quote it
+
+    def _remembered_database(self) -> str:
+        """The database of this directory's last start, as it may be shown, even when it no longer parses."""
+        remembered = self._state.remembered_database() or "derby"
+        try:
+            return parse_database(remembered).describe()
+        except ConfigurationError:
+            return mask_database_url(remembered)
 
     def _choose_port(self) -> int:
         """The port to listen on (see the class); MetastorePortInUse when it is taken."""
@@ -334,17 +335,6 @@ class EmbeddedMetastore:
         if not port_free(port):
             raise MetastorePortInUse(self.directory, port, remembered=remembered is not None)
         return port
-
-    def _prepare_database(self, base: list[str], classpath: str, env: dict[str, str]) -> None:
-        result = subprocess.run(
-            [*base, "-cp", classpath, _setup.PREPARER_CLASS],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, check=False, cwd=self.directory,
-        )
-        if result.returncode != 0:
-            raise EmbeddedMetastoreError(
-                f"could not prepare the metastore database in {self.directory / 'metastore_db'}:\n"
-                f"{result.stderr[-2000:]}\n{self.log_tail()}"
-            )
 
     def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None) -> None:
         assert self._process is not None
@@ -394,8 +384,3 @@ class EmbeddedMetastore:
         marker = (_MARKER + str(self.directory)).encode()
         return marker in cmdline and alive(pid)
 
-
-def _prepared_at_current_level(db_dir: Path, marker: Path) -> bool:
-    if not db_dir.exists() or not marker.exists():
-        return False
-    return marker.read_text(encoding="utf-8").strip() == _SCHEMA_LEVEL

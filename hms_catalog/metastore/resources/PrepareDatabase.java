@@ -1,18 +1,27 @@
 import java.io.InputStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.URL;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.Driver;
 import java.sql.DriverManager;
+import java.sql.DriverPropertyInfo;
 import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
+import java.util.Arrays;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.logging.Logger;
 
 import javax.jdo.PersistenceManager;
 import javax.xml.parsers.DocumentBuilderFactory;
 
 import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.hadoop.hive.metastore.HiveMetaStore;
 import org.apache.hadoop.hive.metastore.ObjectStore;
 import org.apache.hadoop.hive.metastore.model.MTable;
 import org.apache.hadoop.hive.metastore.txn.TxnDbUtil;
@@ -45,6 +54,14 @@ import org.w3c.dom.NodeList;
  * metastore locks, such as pyiceberg's HiveCatalog commits, need them). Reads the connection settings
  * from the hive-site.xml on HIVE_CONF_DIR. Not covered: SEQUENCE_TABLE, which DataNucleus creates on
  * first insert with a VARCHAR(255) name (256 in the script) and which holds only its own class names.
+ *
+ * <p>On PostgreSQL the same steps make what Hive's hive-schema-2.3.0.postgres.sql makes, which is not
+ * shipped with pyspark's jars: DataNucleus creates quoted upper-case tables ("TBLS", "PARTITIONS"), the
+ * names MetaStoreDirectSql's hand-written SQL uses; the CLOB columns become text (an ALTER in place);
+ * the transaction tables are TxnDbUtil's own, with its one Derby-only type (VARCHAR FOR BIT DATA) given
+ * PostgreSQL's bytea. The database is not the metastore directory's, so no file there can tell whether
+ * it was prepared: with {@code --serve} the preparer runs in the server's own JVM at every start (on a
+ * prepared database it only looks) and then starts HiveMetaStore with the remaining arguments.
  */
 public class PrepareDatabase {
   /** Columns hive-schema-2.3.0.derby.sql declares CLOB. */
@@ -82,26 +99,45 @@ public class PrepareDatabase {
     }
   }
 
-  public static void main(String[] args) throws Exception {
-    HiveConf conf = new HiveConf();
+  public static void main(String[] args) throws Throwable {
+    prepare(new HiveConf());
+    if (args.length > 0 && "--serve".equals(args[0])) {
+      HiveMetaStore.main(Arrays.copyOfRange(args, 1, args.length));
+    }
+  }
+
+  private static void prepare(HiveConf conf) throws Exception {
     createMetastoreTables(conf);
     String url = conf.getVar(HiveConf.ConfVars.METASTORECONNECTURLKEY);
-    try (Connection connection = DriverManager.getConnection(url)) {
+    String user = conf.getVar(HiveConf.ConfVars.METASTORE_CONNECTION_USER_NAME);
+    String password = conf.get(HiveConf.ConfVars.METASTOREPWD.varname);
+    boolean derby = url.startsWith("jdbc:derby:");
+    try (Connection connection = derby ? DriverManager.getConnection(url) : DriverManager.getConnection(url, user, password)) {
       DatabaseMetaData meta = connection.getMetaData();
+      String schema = connection.getSchema();
       for (String[] column : CLOBS) {
-        String type = columnType(meta, column[0], column[1]);
+        String type = columnType(meta, schema, column[0], column[1]);
         if (type == null) {
           throw new IllegalStateException("DataNucleus did not create " + column[0] + "." + column[1]);
         }
-        if (!"CLOB".equals(type)) {
-          toClob(connection, column[0], column[1]);
+        if (derby && !"CLOB".equals(type)) {
+          toClob(connection, schema, column[0], column[1]);
+        } else if (!derby && !"text".equals(type)) {
+          alter(connection, column[0], column[1], "text");
         }
       }
       for (Width column : WIDER) {
-        widen(connection, column);
+        widen(connection, schema, column, derby);
       }
-      if (!tableExists(meta, "TXNS")) {
-        TxnDbUtil.prepDb(conf);  // not idempotent: it fails on tables it made before
+      // TxnDbUtil's statements name their tables unquoted: Derby keeps such names upper-case, PostgreSQL lower.
+      if (!tableExists(meta, schema, derby ? "TXNS" : "txns")) {
+        if (derby) {
+          TxnDbUtil.prepDb(conf);  // not idempotent: it fails on tables it made before
+        } else {
+          HiveConf through = new HiveConf(conf);
+          through.setVar(HiveConf.ConfVars.METASTORE_CONNECTION_DRIVER, PostgresTypes.class.getName());
+          TxnDbUtil.prepDb(through);
+        }
       }
     }
   }
@@ -147,8 +183,8 @@ public class PrepareDatabase {
    * Derby has no ALTER COLUMN to CLOB: add, copy, drop, rename, in one transaction so that a failure
    * leaves the old column in place. RESTRICT: fail rather than drop anything that depends on it.
    */
-  private static void toClob(Connection connection, String table, String column) throws Exception {
-    String target = "\"APP\".\"" + table + "\"";
+  private static void toClob(Connection connection, String schema, String table, String column) throws Exception {
+    String target = "\"" + schema + "\".\"" + table + "\"";
     String temporary = column + "_CLOB";
     connection.setAutoCommit(false);
     try (Statement statement = connection.createStatement()) {
@@ -165,28 +201,113 @@ public class PrepareDatabase {
     }
   }
 
-  /** Derby lengthens a VARCHAR in place. */
-  private static void widen(Connection connection, Width column) throws Exception {
-    try (ResultSet found = connection.getMetaData().getColumns(null, "APP", column.table, column.column)) {
+  /** Both lengthen a VARCHAR in place, each with its own words. */
+  private static void widen(Connection connection, String schema, Width column, boolean derby) throws Exception {
+    try (ResultSet found = connection.getMetaData().getColumns(null, schema, column.table, column.column)) {
       if (!found.next() || found.getInt("COLUMN_SIZE") >= column.characters) {
         return;
       }
     }
-    try (Statement statement = connection.createStatement()) {
-      statement.execute("ALTER TABLE \"APP\".\"" + column.table + "\" ALTER COLUMN \"" + column.column
-          + "\" SET DATA TYPE VARCHAR(" + column.characters + ")");
+    String type = "VARCHAR(" + column.characters + ")";
+    if (derby) {
+      try (Statement statement = connection.createStatement()) {
+        statement.execute("ALTER TABLE \"" + schema + "\".\"" + column.table + "\" ALTER COLUMN \"" + column.column
+            + "\" SET DATA TYPE " + type);
+      }
+    } else {
+      alter(connection, column.table, column.column, type);
     }
   }
 
-  private static boolean tableExists(DatabaseMetaData meta, String table) throws Exception {
-    try (ResultSet tables = meta.getTables(null, "APP", table, null)) {
+  /** PostgreSQL changes a column's type in place (VARCHAR to text or to a longer VARCHAR rewrites nothing). */
+  private static void alter(Connection connection, String table, String column, String type) throws Exception {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("ALTER TABLE \"" + table + "\" ALTER COLUMN \"" + column + "\" TYPE " + type);
+    }
+  }
+
+  private static boolean tableExists(DatabaseMetaData meta, String schema, String table) throws Exception {
+    try (ResultSet tables = meta.getTables(null, schema, table, null)) {
       return tables.next();
     }
   }
 
-  private static String columnType(DatabaseMetaData meta, String table, String column) throws Exception {
-    try (ResultSet columns = meta.getColumns(null, "APP", table, column)) {
+  private static String columnType(DatabaseMetaData meta, String schema, String table, String column) throws Exception {
+    try (ResultSet columns = meta.getColumns(null, schema, table, column)) {
       return columns.next() ? columns.getString("TYPE_NAME") : null;
+    }
+  }
+
+  /**
+   * The JDBC driver TxnDbUtil.prepDb connects through on PostgreSQL (it takes the driver's class name
+   * from the configuration): PostgreSQL's own driver, with the statements' one Derby-only type, the
+   * compactor's serialized state as VARCHAR(2048) FOR BIT DATA, written as PostgreSQL's bytea. Its closing
+   * rollback is skipped in auto-commit, where PostgreSQL's driver refuses it (and TxnDbUtil logs an error).
+   */
+  public static final class PostgresTypes implements Driver {
+    private static Driver delegate(String url) throws SQLException {
+      return DriverManager.getDriver(url);
+    }
+
+    @Override
+    public Connection connect(String url, Properties info) throws SQLException {
+      Connection connection = delegate(url).connect(url, info);
+      return connection == null ? null : (Connection) Proxy.newProxyInstance(
+          PrepareDatabase.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, arguments) -> {
+            if (method.getName().equals("rollback") && arguments == null && connection.getAutoCommit()) {
+              return null;
+            }
+            Object result = invoke(connection, method, arguments);
+            if (result instanceof Statement && method.getName().equals("createStatement")) {
+              Statement statement = (Statement) result;
+              return Proxy.newProxyInstance(PrepareDatabase.class.getClassLoader(), new Class<?>[] {Statement.class},
+                  (inner, call, values) -> {
+                    if (values != null && values.length == 1 && values[0] instanceof String) {
+                      values = new Object[] {((String) values[0]).replaceAll("(?i)varchar\\(\\d+\\) for bit data", "bytea")};
+                    }
+                    return invoke(statement, call, values);
+                  });
+            }
+            return result;
+          });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] arguments) throws Throwable {
+      try {
+        return method.invoke(target, arguments);
+      } catch (InvocationTargetException e) {
+        throw e.getCause();
+      }
+    }
+
+    @Override
+    public boolean acceptsURL(String url) throws SQLException {
+      return url.startsWith("jdbc:postgresql:");
+    }
+
+    @Override
+    public DriverPropertyInfo[] getPropertyInfo(String url, Properties info) throws SQLException {
+      return delegate(url).getPropertyInfo(url, info);
+    }
+
+    @Override
+    public int getMajorVersion() {
+      return 1;
+    }
+
+    @Override
+    public int getMinorVersion() {
+      return 0;
+    }
+
+    @Override
+    public boolean jdbcCompliant() {
+      return false;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+      throw new SQLFeatureNotSupportedException();
     }
   }
 }
