@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 
 from hms_catalog.cache import CatalogCaches
+from hms_catalog.cache.budget import DEFAULT_CACHE_MEMORY, MemoryBudget
 from hms_catalog.cache.shared_versions import SharedCatalogVersions
 from hms_catalog.cache.versions import CATALOG, ChangeKind, ChangeSource
 from hms_catalog.client.calls import MetastoreCalls
@@ -69,14 +70,19 @@ class CatalogManager:
     """Creates, alters and drops catalog definitions and hands out their live :class:`ExternalCatalog`.
 
     ``events``: when this process follows metastore events (see :class:`EventFollowing`); set before the
-    first catalog is built (a service sets SERVE as it starts).
+    first catalog is built (a service sets SERVE as it starts). ``cache_memory``: the bytes every cache of
+    every catalog it builds may hold together: a :class:`MemoryBudget` (to share one with other managers),
+    or a size such as ``"512MiB"``, ``"2GiB"``, a number of bytes, or ``"unlimited"`` (default 1 GiB).
     """
 
     def __init__(
         self, store: DefinitionStore, *, client_factory: ClientFactory = pooled_client, refresh_log: RefreshLog | None = None,
         shared: SharedState | None = None, events: EventFollowing = EventFollowing.FIRST_USE,
+        cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY,
     ) -> None:
         self.store = store
+        self.cache_budget = cache_memory if isinstance(cache_memory, MemoryBudget) else MemoryBudget.parse(
+            cache_memory, "cache_memory")
         self.shared = shared
         self.events = events
         self._client_factory = client_factory
@@ -172,14 +178,15 @@ class CatalogManager:
         on_first_use = self.events is EventFollowing.FIRST_USE
         followed = self.events is not EventFollowing.OFF
         if self.shared is None:
-            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches), write_jobs=jobs,
+            caches = CatalogCaches.from_config(config.caches, budget=self.cache_budget)
+            built = ExternalCatalog(definition, config, client, caches, write_jobs=jobs,
                                     follow_on_first_use=on_first_use, followed=followed, storage=storage)
         else:
             versions = SharedCatalogVersions(self.shared.journal, definition.id)
             # Caught up before anything is loaded: whatever is logged from now on counts as news here.
             versions.catch_up()
             lease = EventLease(self.shared.leases, versions, self.shared.replica) if config.events.enabled else None
-            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions),
+            built = ExternalCatalog(definition, config, client, CatalogCaches.from_config(config.caches, versions, self.cache_budget),
                                     follow_lease=lease, write_jobs=jobs, follow_on_first_use=on_first_use,
                                     followed=followed, storage=storage)
         _finish_unfinished_commits(built)

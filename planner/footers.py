@@ -83,7 +83,7 @@ def file_facts(files: Sequence[FileIdentity], file_format: str, caches: CatalogC
     found: dict[FileIdentity, FileFacts] = {}
     missing = []
     for identity in files:
-        cached = caches.footers.peek(identity)
+        cached = caches.footers.peek(identity, used=True)
         if cached is None:
             missing.append(identity)
         else:

@@ -170,14 +170,14 @@ def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, lo
                 block_size: int) -> list[FileEntry]:
     """``(path, size, mtime)`` files with their blocks: known ones from the cache (keyed by that identity,
     so a changed file is looked up anew), the rest in one locator call, never one per file."""
-    known = {identity: caches.file_blocks.peek(identity) for identity in files}
+    known = {identity: caches.file_blocks.peek(identity, used=True) for identity in files}
     unknown = [identity for identity, blocks in known.items() if blocks is None]
     if unknown:
         ticket = caches.file_blocks.ticket()
         located = locator.locate_all([(path, size) for path, size, _ in unknown], block_size)
         for identity, blocks in zip(unknown, located):
             known[identity] = blocks
-            caches.file_blocks.put(identity, blocks, ticket=ticket)
+        caches.file_blocks.put_all([(identity, known[identity]) for identity in unknown], ticket=ticket)
     return [FileEntry(path, size, mtime, known[(path, size, mtime)]) for path, size, mtime in files]  # type: ignore[arg-type]
 
 
@@ -205,7 +205,7 @@ def list_locations(
     absent: list[str] = []
     todo = []
     for key, location in locations:
-        cached = caches.files.peek(key)
+        cached = caches.files.peek(key, used=True)
         if cached is not None:
             files[location] = list(cached)
         else:

@@ -97,7 +97,7 @@ def _all_names(table: _Table) -> _Candidates:
 
 
 def _candidates(table: _Table, predicate: PartitionPredicate | None) -> _Candidates:
-    cached = table.caches.partition_values.peek(table.key(""))
+    cached = table.caches.partition_values.peek(table.key(""), used=True)
     if cached is not None:
         return _Candidates(cached, len(cached))
     if predicate is None or not predicate.touches_partitions:
@@ -141,9 +141,8 @@ def _by_filter(table: _Table, expression: str) -> _Candidates:
         ticket = table.caches.partitions.ticket()
         partitions = table.client.get_partitions_by_filter(table.database, table.name, expression, fields=PLANNING_FIELDS)
         for partition in partitions:
-            name = make_partition_name(table.keys, partition.values)
-            table.caches.partitions.put(table.key(name), partition, ticket=ticket)
-            fetched[name] = partition
+            fetched[make_partition_name(table.keys, partition.values)] = partition
+        table.caches.partitions.put_all([(table.key(name), partition) for name, partition in fetched.items()], ticket=ticket)
         return tuple(fetched)
 
     names = table.caches.partition_values.get(table.key("filter:" + expression), load)
@@ -155,7 +154,7 @@ def _fetch(table: _Table, names: Sequence[str], parallelism: int) -> dict[str, t
     found: dict[str, ttypes.Partition] = {}
     missing = []
     for name in names:
-        cached = table.caches.partitions.peek(table.key(name))
+        cached = table.caches.partitions.peek(table.key(name), used=True)
         if cached is not None:
             found[name] = cached
         else:
@@ -167,12 +166,14 @@ def _fetch(table: _Table, names: Sequence[str], parallelism: int) -> dict[str, t
     )
     for batch, partitions in answers:
         by_values = {tuple(p.values): p for p in partitions}
+        answered = {}
         for name in batch:
             values = tuple(v if v is not None else DEFAULT_PARTITION for _, v in parse_partition_name(name))
             partition = by_values.get(values)
             if partition is not None:
-                table.caches.partitions.put(table.key(name), partition, ticket=ticket)
-                found[name] = partition
+                answered[name] = partition
+        table.caches.partitions.put_all([(table.key(name), partition) for name, partition in answered.items()], ticket=ticket)
+        found.update(answered)
     return found
 
 

@@ -19,6 +19,7 @@ from types import FrameType
 
 import uvicorn
 
+from hms_catalog.cache.budget import DEFAULT_CACHE_MEMORY, MemoryBudget, format_size
 from hms_catalog.errors import ConfigurationError, HmsCatalogError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.registry import adopt_manager
@@ -43,6 +44,7 @@ THRIFT_PRINCIPAL_ENV = "HMS_CATALOG_THRIFT_PRINCIPAL"
 THRIFT_KEYTAB_ENV = "HMS_CATALOG_THRIFT_KEYTAB"
 THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
 PLAN_WAIT_ENV = "HMS_CATALOG_ICEBERG_PLAN_WAIT"
+CACHE_MEMORY_ENV = "HMS_CATALOG_CACHE_MEMORY"
 INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
                     "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
@@ -96,6 +98,11 @@ class ServeCommand:
                             help="read the PostgreSQL store's password from PATH (keep it readable by its owner only)")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+        parser.add_argument("--cache-memory", default=None, metavar="SIZE",
+                            help=f"the memory every cache of every catalog may hold together (tables, partitions, file "
+                                 f"listings, footers, Iceberg metadata and plans), such as 512MiB or 2GiB, or 'unlimited': "
+                                 f"past it, the least recently used entries are evicted and loaded again when asked "
+                                 f"(default ${CACHE_MEMORY_ENV}, else {format_size(DEFAULT_CACHE_MEMORY)})")
         parser.add_argument("--iceberg-plan-wait", type=float, default=None, metavar="SECONDS",
                             help=f"seconds an Iceberg REST scan plan request waits for its plan before answering "
                                  f"'submitted' for the client to poll (default ${PLAN_WAIT_ENV}, else {PLAN_WAIT_SECONDS:g})")
@@ -144,6 +151,7 @@ class ServeCommand:
             # error, not every command's traceback.
             port = args.thrift_port if args.thrift_port is not None else _env_int(THRIFT_PORT_ENV)
             plan_wait = args.iceberg_plan_wait if args.iceberg_plan_wait is not None else _env_seconds(PLAN_WAIT_ENV)
+            cache_memory = _cache_memory(args.cache_memory)
             if plan_wait < 0:
                 print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
                 return 2
@@ -158,7 +166,7 @@ class ServeCommand:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
                          store=args.store, store_password_file=args.store_password_file, thrift=thrift,
-                         plan_wait=plan_wait)
+                         plan_wait=plan_wait, cache_memory=cache_memory)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -183,7 +191,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
           tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
           args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
           store_password_file: Path | None = None, thrift: ThriftSettings | None = None,
-          plan_wait: float = PLAN_WAIT_SECONDS) -> int:
+          plan_wait: float = PLAN_WAIT_SECONDS, cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
@@ -192,7 +200,10 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     also serve the catalogs as a Hive Metastore (``serve --thrift-port``): with Kerberos on any address, else on a
     loopback address unless its ``insecure`` says another is meant (the endpoint then authenticates no client).
     ``plan_wait``: seconds an Iceberg scan plan request waits before answering ``submitted`` (``--iceberg-plan-wait``).
+    ``cache_memory``: the memory budget of every catalog's caches (``--cache-memory``): a :class:`MemoryBudget`, or
+    a size such as ``"2GiB"``, a number of bytes, or ``"unlimited"``.
     """
+    budget = cache_memory if isinstance(cache_memory, MemoryBudget) else MemoryBudget.parse(cache_memory)
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
     for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
@@ -214,7 +225,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     shared = SharedState(definitions)
     if tokens_file is not None:
         shared.tokens.replace(stored_tokens(named))  # every replica on this store accepts them from now on
-    manager = adopt_manager(CatalogManager(definitions, shared=shared))
+    manager = adopt_manager(CatalogManager(definitions, shared=shared, cache_memory=budget))
     listener = _bind(host, port)
     thrift_listener = None
     if thrift is not None:
@@ -262,8 +273,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
         if thrift.exposed:
             print(f"warning: the thrift endpoint at thrift://{shown}:{thrift_port} {INSECURE_EXPOSES} "
                   "(--thrift-insecure)", file=sys.stderr, flush=True)
-    print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'})",
-          file=sys.stderr, flush=True)
+    print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'}); "
+          f"cache memory {format_size(budget.limit)}", file=sys.stderr, flush=True)
     # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -296,6 +307,15 @@ def _env_seconds(name: str) -> float:
         return float(value)
     except ValueError:
         raise ConfigurationError(f"${name} must be a number of seconds, got {value!r}") from None
+
+
+def _cache_memory(option: str | None) -> MemoryBudget:
+    """``--cache-memory``, else ``$HMS_CATALOG_CACHE_MEMORY``, else 1 GiB; a size it cannot read is refused, naming
+    where it came from."""
+    if option is not None:
+        return MemoryBudget.parse(option)
+    value = os.environ.get(CACHE_MEMORY_ENV, "").strip()
+    return MemoryBudget.parse(value, f"${CACHE_MEMORY_ENV}") if value else MemoryBudget()
 
 
 def _env_flag(name: str) -> bool:

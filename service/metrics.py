@@ -1,5 +1,6 @@
 """``GET /metrics`` in Prometheus' text format: requests and latency by route, metastore calls by catalog
-and method, cache hits, misses and loads by catalog and cache.
+and method, cache hits, misses, loads, entries, bytes and evictions by catalog and cache, and the caches'
+memory budget with the bytes held under it.
 
 Request counters live here; the catalog figures are read from the live catalogs at scrape time (a
 catalog rebuilt after ALTER starts its counters again, which Prometheus reads as a counter reset).
@@ -11,6 +12,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 
+from hms_catalog.cache.budget import MemoryBudget
 from hms_catalog.model import ExternalCatalog
 
 __all__ = ["LATENCY_BUCKETS", "RequestMetrics", "render_metrics"]
@@ -57,7 +59,7 @@ class RequestMetrics:
         return lines
 
 
-def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog]) -> str:
+def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog], budget: MemoryBudget | None = None) -> str:
     lines = requests.lines()
     calls = ["# HELP hms_catalog_metastore_calls_total Metastore calls answered, by catalog and thrift method.",
              "# TYPE hms_catalog_metastore_calls_total counter"]
@@ -68,7 +70,13 @@ def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog]
                f"# TYPE hms_catalog_cache_{name}_total counter"]
         for name in ("hits", "misses", "loads")
     }
+    caches["evictions"] = ["# HELP hms_catalog_cache_evictions_total Entries evicted (count cap, expiry or memory), by "
+                           "catalog and cache.", "# TYPE hms_catalog_cache_evictions_total counter"]
+    caches["memory_evictions"] = ["# HELP hms_catalog_cache_memory_evictions_total Entries evicted to keep the cache memory "
+                                  "budget, by catalog and cache.", "# TYPE hms_catalog_cache_memory_evictions_total counter"]
     entries = ["# HELP hms_catalog_cache_entries Entries held, by catalog and cache.", "# TYPE hms_catalog_cache_entries gauge"]
+    held = ["# HELP hms_catalog_cache_bytes Bytes held (as measured for the memory budget), by catalog and cache.",
+            "# TYPE hms_catalog_cache_bytes gauge"]
     for catalog in sorted(catalogs, key=lambda each: each.name):
         snapshot = catalog.metrics()
         for method, count in sorted(snapshot.calls.items()):
@@ -81,8 +89,23 @@ def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog]
             caches["hits"].append(f"hms_catalog_cache_hits_total{labels} {stats.hits}")
             caches["misses"].append(f"hms_catalog_cache_misses_total{labels} {stats.misses}")
             caches["loads"].append(f"hms_catalog_cache_loads_total{labels} {stats.loads}")
+            caches["evictions"].append(f"hms_catalog_cache_evictions_total{labels} {stats.evictions}")
+            caches["memory_evictions"].append(f"hms_catalog_cache_memory_evictions_total{labels} {stats.memory_evictions}")
             entries.append(f"hms_catalog_cache_entries{labels} {stats.entries}")
-    return "\n".join([*lines, *calls, *errors, *caches["hits"], *caches["misses"], *caches["loads"], *entries]) + "\n"
+            held.append(f"hms_catalog_cache_bytes{labels} {stats.bytes}")
+    return "\n".join([*lines, *calls, *errors, *(line for each in caches.values() for line in each), *entries, *held,
+                      *_budget_lines(budget)]) + "\n"
+
+
+def _budget_lines(budget: MemoryBudget | None) -> list[str]:
+    """The budget every catalog's caches share (+Inf when unlimited) and the bytes they hold under it."""
+    if budget is None:
+        return []
+    limit = "+Inf" if budget.limit is None else str(budget.limit)
+    return ["# HELP hms_catalog_cache_memory_limit_bytes The memory budget of every catalog's caches together.",
+            "# TYPE hms_catalog_cache_memory_limit_bytes gauge", f"hms_catalog_cache_memory_limit_bytes {limit}",
+            "# HELP hms_catalog_cache_memory_bytes Bytes every catalog's caches hold together under the budget.",
+            "# TYPE hms_catalog_cache_memory_bytes gauge", f"hms_catalog_cache_memory_bytes {budget.held}"]
 
 
 def _labels(**labels: str) -> str:

@@ -4,6 +4,9 @@ Keys start with ``(database, table)`` and are grouped by it, so REFRESH TABLE or
 finds the table's entries in every cache by lookup, not by scanning: an event for a table that was never
 loaded costs nothing. Every invalidation also cuts the object in the catalog's versions, so a load in
 flight does not store what it fetched before the change (dropping nothing is fine; leaving something is not).
+
+Every cache of a catalog, and of every other catalog of the process, is under one memory budget when the
+manager passes one (:mod:`hms_catalog.cache.budget`); each cache's entries are weighed as they are stored.
 """
 
 from __future__ import annotations
@@ -12,13 +15,16 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from hms_catalog.cache.budget import MemoryBudget
 from hms_catalog.cache.filter_refusals import FilterRefusals
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
 from hms_catalog.cache.self_events import SelfEvents
+from hms_catalog.cache.sizing import deep_size
 from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
-__all__ = ["CatalogCaches", "FILE_BLOCKS", "FOOTERS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES", "DATABASE_NAMES_KEY"]
+__all__ = ["CatalogCaches", "FILE_BLOCKS", "FOOTERS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES",
+           "ICEBERG_METADATA", "ICEBERG_PLANS", "DATABASE_NAMES_KEY"]
 
 NAMES = "names"
 SCHEMA = "schema"
@@ -27,7 +33,12 @@ PARTITIONS = "partitions"
 FILES = "files"
 FILE_BLOCKS = "file_blocks"
 FOOTERS = "footers"
+ICEBERG_METADATA = "iceberg_metadata"
+ICEBERG_PLANS = "iceberg_plans"
 DATABASE_NAMES_KEY: tuple[str, ...] = ()
+ICEBERG_METADATA_CAPACITY = 256  # parsed metadata files (they never change: a commit writes a new one)
+ICEBERG_PLANS_CAPACITY = 32  # scan plans, kept while a client fetches their pages
+UNLOADED_SCHEMA_FACTOR = 1.5  # a schema not loaded yet, counted at this times its thrift columns' bytes
 
 
 def _table_group(key: Hashable) -> Hashable | None:
@@ -75,10 +86,24 @@ def _listing_summary(key: Hashable, entries: Any) -> tuple[Hashable | None, None
         return None, None
 
 
+def _table_metadata_size(metadata: Any) -> int:
+    """A table's entry: its thrift struct and detection, and its schema. The schema is loaded on first use,
+    after the entry is stored and weighed, so one not loaded yet is counted at 1.5 times the thrift columns it
+    will be made of (the ratio of the two on tables of 3 to 100 columns). The catalog's storage and IO
+    properties, which every entry shares, are not the entry's."""
+    table = getattr(metadata, "table", None)
+    if table is None:
+        return deep_size(metadata)
+    if metadata.schema_loaded:
+        return deep_size((table, metadata.detection, metadata.schema))
+    columns = deep_size(((table.sd.cols if table.sd is not None else None), table.partitionKeys))
+    return deep_size((table, metadata.detection)) + int(columns * UNLOADED_SCHEMA_FACTOR)
+
+
 _NAMES = Tracking(object_of=_names_object, group_of=lambda key: key, group_object=_names_object,
                   summary=_names_summary)
 _SCHEMA = Tracking(object_of=lambda key: CatalogObject.for_table(*key), group_of=_table_group,
-                   group_object=_table_of_group, summary=_table_summary)
+                   group_object=_table_of_group, summary=_table_summary, weigh=_table_metadata_size)
 _PARTITION_VALUES = Tracking(object_of=lambda key: CatalogObject("partitions", key[0], key[1]), group_of=_table_group,
                              group_object=_table_of_group, summary=_partition_names_summary)
 _PARTITIONS = Tracking(object_of=lambda key: CatalogObject("partition", *key), group_of=_table_group,
@@ -99,6 +124,9 @@ class CatalogCaches:
     are found without scanning, and all share one :class:`CatalogVersions`. ``filter_refusals`` remembers
     the kinds of partition filter the metastore refused per table; it is forgotten with the table.
     ``self_events`` the metastore events this catalog's own DDLs will cause, which the follower skips.
+    The Iceberg REST endpoint's parsed metadata files (keyed by location) and scan plans (by plan id) never
+    go stale, as blocks and footers do not: a REFRESH keeps them. ``budget``: the memory budget every cache
+    is under (None: none; their entries are not weighed).
     """
 
     names: MetadataCache[tuple[str, ...], tuple[str, ...]]
@@ -108,16 +136,22 @@ class CatalogCaches:
     files: MetadataCache[tuple[str, str, str], Any]
     file_blocks: MetadataCache[tuple[str, int, int], Any]
     footers: MetadataCache[tuple[str, int, int], Any]
+    iceberg_metadata: MetadataCache[str, Any]
+    iceberg_plans: MetadataCache[str, Any]
     versions: CatalogVersions = field(default_factory=CatalogVersions)
     filter_refusals: FilterRefusals = field(default_factory=FilterRefusals)
     self_events: SelfEvents = field(default_factory=SelfEvents)
+    budget: MemoryBudget | None = None
 
     @classmethod
-    def from_config(cls, config: CacheConfig, versions: CatalogVersions | None = None) -> CatalogCaches:
+    def from_config(cls, config: CacheConfig, versions: CatalogVersions | None = None,
+                    budget: MemoryBudget | None = None) -> CatalogCaches:
         versions = versions if versions is not None else CatalogVersions()
 
-        def cache(name: str, ttl: int, capacity: int, tracking: Tracking | None) -> MetadataCache[Any, Any]:
-            return MetadataCache(name, ttl_seconds=ttl, capacity=capacity, versions=versions, tracking=tracking)
+        def cache(name: str, ttl: int, capacity: int, tracking: Tracking | None,
+                  own: CatalogVersions | None = None) -> MetadataCache[Any, Any]:
+            return MetadataCache(name, ttl_seconds=ttl, capacity=capacity, versions=own or versions, tracking=tracking,
+                                 budget=budget)
 
         return cls(
             names=cache(NAMES, config.schema_ttl, config.schema_capacity, _NAMES),
@@ -128,12 +162,23 @@ class CatalogCaches:
             files=cache(FILES, config.file_ttl, config.file_capacity, _FILES),
             file_blocks=cache(FILE_BLOCKS, config.file_ttl, config.file_capacity, None),
             footers=cache(FOOTERS, config.file_ttl, config.file_capacity, None),
+            # Versions of their own: what they hold is no catalog object, and dropping a plan (a cancel) must
+            # not spoil the catalog's loads in flight.
+            iceberg_metadata=cache(ICEBERG_METADATA, -1, ICEBERG_METADATA_CAPACITY, None, CatalogVersions()),
+            iceberg_plans=cache(ICEBERG_PLANS, -1, ICEBERG_PLANS_CAPACITY, None, CatalogVersions()),
             versions=versions,
+            budget=budget,
         )
 
     def __iter__(self) -> Iterator[MetadataCache[Any, Any]]:
         return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks,
-                     self.footers))
+                     self.footers, self.iceberg_metadata, self.iceberg_plans))
+
+    def close(self) -> None:
+        """Drop every entry and keep none from now on (the catalog is closed or replaced), freeing its share of
+        the memory budget for the catalogs that go on."""
+        for cache in self:
+            cache.close()
 
     def _table_caches(self) -> tuple[MetadataCache[Any, Any], ...]:
         return (self.schema, self.partition_values, self.partitions, self.files)
@@ -178,9 +223,10 @@ class CatalogCaches:
         self.filter_refusals.forget_database(database)
 
     def invalidate_all(self) -> None:
-        """Everything but the block locations, which are keyed by file identity (path, size, mtime) and so
-        cannot be stale: a file that changed gets a new key."""
+        """Everything but what cannot be stale: block locations and footers, keyed by file identity (path,
+        size, mtime), so a file that changed gets a new key; Iceberg metadata files and plans, which a commit
+        never rewrites (it writes a new metadata file)."""
         for cache in self:
-            if cache is not self.file_blocks and cache is not self.footers:
+            if cache not in (self.file_blocks, self.footers, self.iceberg_metadata, self.iceberg_plans):
                 cache.clear()
         self.filter_refusals.clear()

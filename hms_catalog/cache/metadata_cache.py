@@ -9,8 +9,13 @@ What it adds to cachetools, and why:
   returns, no later reader is served what was loaded before it.
 - Keys may belong to groups (a table's entries): ``invalidate_group`` drops a group's entries without
   scanning the others, so an event about a table that was never loaded costs a dictionary lookup.
-- Hits, misses, loads, load time and evictions (size and expiry) are counted; each entry knows when it
-  was loaded and how often it was served, so users can see what the cache holds (SHOW CACHE).
+- Hits, misses, loads, load time and evictions (count cap, expiry, memory) are counted; each entry knows
+  when it was loaded and how often it was served, so users can see what the cache holds (SHOW CACHE).
+- Under a :class:`~hms_catalog.cache.budget.MemoryBudget` each entry is weighed as it is stored (the
+  tracking's ``weigh``, by default :func:`~hms_catalog.cache.sizing.deep_size` of the value, plus its key
+  and ``ENTRY_OVERHEAD``), and the budget evicts the least recently used entries of all its caches when
+  they hold more than it allows. An entry evicted for memory is loaded again when next asked, like one
+  evicted by the count cap: eviction is not a change, so it cuts no version and logs nothing.
 
 ``ttl_seconds``: -1 keeps entries until evicted for size or invalidated, 0 disables the cache (every get
 loads, nothing is kept), a positive number expires entries that many seconds after they were loaded.
@@ -20,16 +25,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import cachetools
 
+from hms_catalog.cache._stores import CountingLRUCache, CountingTTLCache, Load
+from hms_catalog.cache.budget import MemoryBudget
+from hms_catalog.cache.sizing import batch_sizes, deep_size
 from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions
 
-__all__ = ["MetadataCache", "CacheStats", "CachedEntry", "Tracking"]
+__all__ = ["ENTRY_OVERHEAD", "MetadataCache", "CacheStats", "CachedEntry", "Tracking"]
+
+# Bytes an entry costs besides its key and value: its CachedEntry, its slots in the cachetools maps and
+# the LRU order, its group's set, and its place in the budget's order (measured with tracemalloc).
+ENTRY_OVERHEAD = 600
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -43,6 +55,7 @@ class CachedEntry(Generic[V]):
     loaded_at: float
     hits: int = 0
     version: int = 0
+    size: int = 0  # bytes charged to the memory budget (0: none)
 
 
 @dataclass(frozen=True)
@@ -51,13 +64,15 @@ class Tracking:
 
     ``object_of``: the object a key holds (None: only whole-catalog invalidations concern it).
     ``group_of``: the group a key belongs to (None: no group), and ``group_object`` the object standing
-    for a whole group. ``summary``: what a load found, as (fingerprint, children) for the change log.
+    for a whole group. ``summary``: what a load found, as (fingerprint, children) for the change log. ``weigh``: the bytes a
+    value holds, for the memory budget (None: :func:`~hms_catalog.cache.sizing.deep_size` of it).
     """
 
     object_of: Callable[[Any], CatalogObject | None] = lambda key: None
     group_of: Callable[[Any], Hashable | None] = lambda key: None
     group_object: Callable[[Hashable], CatalogObject | None] = lambda group: None
     summary: Callable[[Any, Any], tuple[Hashable | None, Iterable[CatalogObject] | None]] = lambda key, value: (None, None)
+    weigh: Callable[[Any], int] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,38 +87,12 @@ class CacheStats:
     load_failures: int
     evictions: int
     total_load_seconds: float
+    bytes: int = 0  # charged to the memory budget
+    memory_evictions: int = 0  # of ``evictions``, those made to keep the memory budget
 
     @property
     def average_load_ms(self) -> float:
         return (self.total_load_seconds / self.loads * 1000.0) if self.loads else 0.0
-
-
-class _CountingTTLCache(cachetools.TTLCache[Any, Any]):
-    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float], on_evict: Callable[[list[Any]], None]):
-        super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
-        self._on_evict = on_evict
-
-    def popitem(self) -> Any:
-        item = super().popitem()
-        self._on_evict([item[0]])
-        return item
-
-    def expire(self, time: float | None = None) -> Any:
-        expired = super().expire(time)
-        if expired:
-            self._on_evict([key for key, _ in expired])
-        return expired
-
-
-class _CountingLRUCache(cachetools.LRUCache[Any, Any]):
-    def __init__(self, maxsize: int, on_evict: Callable[[list[Any]], None]):
-        super().__init__(maxsize=maxsize)
-        self._on_evict = on_evict
-
-    def popitem(self) -> Any:
-        item = super().popitem()
-        self._on_evict([item[0]])
-        return item
 
 
 class MetadataCache(Generic[K, V]):
@@ -119,6 +108,7 @@ class MetadataCache(Generic[K, V]):
         wall_clock: Callable[[], float] = time.time,
         versions: CatalogVersions | None = None,
         tracking: Tracking | None = None,
+        budget: MemoryBudget | None = None,
     ) -> None:
         if ttl_seconds < -1:
             raise ValueError(f"ttl_seconds must be -1, 0 or positive, got {ttl_seconds}")
@@ -129,19 +119,22 @@ class MetadataCache(Generic[K, V]):
         self.capacity = capacity
         self._wall = wall_clock
         self._lock = threading.RLock()
-        self._loading: dict[K, _Load] = {}  # the keys being loaded now, each with its own lock
+        self._loading: dict[K, Load] = {}  # the keys being loaded now, each with its own lock
         self.versions = versions if versions is not None else CatalogVersions()
         self._tracking = tracking if tracking is not None else Tracking()
         self._groups: dict[Hashable, set[K]] = {}
-        self._hits = self._misses = self._loads = self._failures = self._evictions = 0
+        self._hits = self._misses = self._loads = self._failures = self._evictions = self._memory_evictions = 0
+        self.budget = budget
+        self._weigh = self._tracking.weigh or deep_size
+        self._closed = False
         self._load_seconds = 0.0
         self._clock = clock
         self._data: cachetools.Cache[K, CachedEntry[V]] = self._empty_store()
 
     def _empty_store(self) -> cachetools.Cache[K, CachedEntry[V]]:
         if self.ttl_seconds > 0:
-            return _CountingTTLCache(self.capacity, self.ttl_seconds, self._clock, self._evicted)
-        return _CountingLRUCache(self.capacity, self._evicted)
+            return CountingTTLCache(self.capacity, self.ttl_seconds, self._clock, self._evicted)
+        return CountingLRUCache(self.capacity, self._evicted)
 
     @property
     def enabled(self) -> bool:
@@ -178,10 +171,16 @@ class MetadataCache(Generic[K, V]):
         """Read before a load made outside :meth:`get`; pass it to :meth:`put` with the loaded value."""
         return self.versions.ticket
 
-    def peek(self, key: K) -> V | None:
-        """The cached value without loading, counting a hit, or touching its place in LRU order."""
+    def peek(self, key: K, *, used: bool = False) -> V | None:
+        """The cached value without loading or counting a hit. ``used``: the caller serves it (a planner's
+        batch read), so it becomes the most recent entry, for the count cap and the memory budget; otherwise
+        (a probe: is it cached?) its place in either order is left as it was."""
         with self._lock:
             entry = self._untouched(key)
+            if entry is not None and used:
+                self._data.get(key)  # moves it to the end of the LRU order
+                if self.budget is not None:
+                    self.budget.touch(self, key)
             return entry.value if entry is not None else None
 
     def put(self, key: K, value: V, *, ticket: int) -> bool:
@@ -192,6 +191,13 @@ class MetadataCache(Generic[K, V]):
         whether it was stored.
         """
         return self._store(key, value, ticket)
+
+    def put_all(self, items: Sequence[tuple[K, V]], *, ticket: int) -> int:
+        """:meth:`put` of values one call loaded together (a batch of one table's partitions), which are alike:
+        a sample of them is weighed and the others are charged its median (:func:`~.sizing.batch_sizes`), so
+        weighing a batch costs a few values' walk, not all of theirs. Returns how many were stored."""
+        sizes = batch_sizes([value for _, value in items], self._weigh) if self.budget is not None else [0] * len(items)
+        return sum(self._store(key, value, ticket, size) for (key, value), size in zip(items, sizes))
 
     def version_of(self, key: K) -> int | None:
         """The version the cached value of ``key`` was loaded at, without touching it."""
@@ -236,28 +242,67 @@ class MetadataCache(Generic[K, V]):
         which would count every cleared entry as evicted and make SHOW CACHE depend on the version."""
         self.versions.cut(CATALOG)
         with self._lock:
-            self._data = self._empty_store()
-            self._groups.clear()
+            self._drop_all()
 
-    def _store(self, key: K, value: V, ticket: int) -> bool:
-        if not self.enabled:
+    def close(self) -> None:
+        """Drop every entry and keep none from now on (the catalog was closed or replaced): its budget is
+        freed for the caches that go on, and a load still in flight stores nothing."""
+        with self._lock:
+            self._closed = True
+            self._drop_all()
+
+    def _drop_all(self) -> None:
+        """Swap in an empty store and release every key of the old one from the budget (callers hold the lock)."""
+        dropped = list(cachetools.Cache.__iter__(self._data))
+        self._data = self._empty_store()
+        self._groups.clear()
+        if self.budget is not None:
+            for key in dropped:
+                self.budget.release(self, key)
+
+    def _store(self, key: K, value: V, ticket: int, size: int | None = None) -> bool:
+        if not self.enabled or self._closed:
             return False
+        budget = self.budget
+        if budget is not None:  # weighed before the lock is taken: no other thread waits for the walk
+            size = (self._weigh(value) if size is None else size) + deep_size(key) + ENTRY_OVERHEAD
         obj = self._tracking.object_of(key)
         with self._lock:
-            if self.versions.spoiled(obj, ticket):
+            if self._closed or self.versions.spoiled(obj, ticket):
                 return False
             fingerprint, children = self._tracking.summary(key, value)
             version = self.versions.loaded(obj, fingerprint, children)
-            self._data[key] = CachedEntry(value, loaded_at=self._wall(), version=version)
+            entry = CachedEntry(value, loaded_at=self._wall(), version=version, size=size or 0)
+            if budget is not None and not budget.fits(entry.size):
+                self._pop(key)  # larger than the whole budget: served to its caller, not kept (nor an older value)
+                self._evictions += 1
+                self._memory_evictions += 1
+                return False
+            self._data[key] = entry
             group = self._tracking.group_of(key)
             if group is not None:
                 self._groups.setdefault(group, set()).add(key)
-            return True
+            if budget is not None:
+                budget.charge(self, key, entry, entry.size)
+        if budget is not None:
+            budget.enforce()  # holding no lock of this cache's: the victims may be in any cache
+        return True
+
+    def evict_for_memory(self, key: Any, token: object) -> None:
+        """The budget's victim: drop ``key`` unless its entry was replaced since it was chosen (``token``)."""
+        with self._lock:
+            if self._untouched(key) is token:
+                self._data.pop(key, None)
+                self._unindex([key])
+                self._evictions += 1
+                self._memory_evictions += 1
 
     def _pop(self, key: K) -> None:
         """Forget ``key`` (callers hold the lock)."""
         self._data.pop(key, None)
         self._unindex([key])
+        if self.budget is not None:
+            self.budget.release(self, key)
 
     def _unindex(self, keys: list[K]) -> None:
         for key in keys:
@@ -289,6 +334,7 @@ class MetadataCache(Generic[K, V]):
                 name=self.name, entries=entries, capacity=self.capacity, ttl_seconds=self.ttl_seconds,
                 hits=self._hits, misses=self._misses, loads=self._loads, load_failures=self._failures,
                 evictions=self._evictions, total_load_seconds=self._load_seconds,
+                bytes=self.budget.held_by(self) if self.budget is not None else 0, memory_evictions=self._memory_evictions,
             )
 
     def _lookup(self, key: K) -> CachedEntry[V] | None:
@@ -297,6 +343,8 @@ class MetadataCache(Generic[K, V]):
             if entry is not None:
                 entry.hits += 1
                 self._hits += 1
+                if self.budget is not None:
+                    self.budget.touch(self, key)
             return entry
 
     def _untouched(self, key: K) -> CachedEntry[V] | None:
@@ -317,7 +365,7 @@ class MetadataCache(Generic[K, V]):
         with self._lock:
             load = self._loading.get(key)
             if load is None:
-                load = self._loading[key] = _Load()
+                load = self._loading[key] = Load()
             load.holders += 1
         try:
             with load.lock:
@@ -329,18 +377,12 @@ class MetadataCache(Generic[K, V]):
                     del self._loading[key]
 
     def _evicted(self, keys: list[Any]) -> None:
+        """Keys cachetools evicted (count cap) or expired (TTL), under this cache's lock."""
         self._evictions += len(keys)
         self._unindex(keys)
+        if self.budget is not None:
+            for key in keys:
+                self.budget.release(self, key)
 
     def __repr__(self) -> str:
         return f"MetadataCache({self.name!r}, ttl={self.ttl_seconds}, capacity={self.capacity})"
-
-
-class _Load:
-    """A key's load in flight: its lock, and how many threads hold or wait for it."""
-
-    __slots__ = ("lock", "holders")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.holders = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from hms_catalog.cache.budget import format_size
 from hms_catalog.execution.browse_commands import like_matcher
 from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
@@ -14,7 +15,8 @@ from hms_catalog.sql import ast
 
 __all__ = ["CACHE_COLUMNS", "SCHEMA_CACHE_COLUMNS", "TABLE_STATUS_COLUMNS", "CHANGES_COLUMNS"]
 
-CACHE_COLUMNS = ("Cache", "Entries", "Capacity", "TtlSeconds", "Hits", "Misses", "Loads", "Evictions", "AvgLoadMs")
+CACHE_COLUMNS = ("Cache", "Entries", "Capacity", "TtlSeconds", "Hits", "Misses", "Loads", "Evictions", "AvgLoadMs", "Bytes",
+                 "MemoryEvictions")
 SCHEMA_CACHE_COLUMNS = ("Database", "Table", "Format", "Columns", "LoadedAt", "AgeSeconds", "Hits")
 TABLE_STATUS_COLUMNS = ("Name", "Format", "FileFormat", "Location", "PartitionKeys", "Reason", "Version")
 CHANGES_COLUMNS = ("Version", "Kind", "Object", "Source")
@@ -26,14 +28,20 @@ def _iso(epoch: float) -> str:
 
 @register(ast.ShowCache)
 def show_cache(session: Session, statement: ast.ShowCache) -> Result:
+    """Each cache's figures; ``Bytes`` is what it holds as measured for the memory budget, ``MemoryEvictions``
+    how many of its ``Evictions`` kept the budget. The message says the budget and what every catalog holds."""
     rows = []
-    for cache in session.catalog(statement.catalog).caches:
+    caches = session.catalog(statement.catalog).caches
+    for cache in caches:
         stats = cache.stats()
         rows.append((
             stats.name, stats.entries, stats.capacity, stats.ttl_seconds, stats.hits, stats.misses,
-            stats.loads, stats.evictions, round(stats.average_load_ms, 3),
+            stats.loads, stats.evictions, round(stats.average_load_ms, 3), stats.bytes, stats.memory_evictions,
         ))
-    return Result.table(CACHE_COLUMNS, rows)
+    budget = caches.budget
+    message = "" if budget is None else (f"cache memory: {format_size(budget.held)} held by every catalog's caches, "
+                                         f"of a budget of {format_size(budget.limit)}")
+    return Result.table(CACHE_COLUMNS, rows, message)
 
 
 @register(ast.ShowSchemaCache)

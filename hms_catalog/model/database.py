@@ -87,7 +87,7 @@ class ExternalDatabase:
         found: dict[str, TableMetadata] = {}
         missing = []
         for key in keys:
-            cached = self._caches.schema.peek((self.name, key))
+            cached = self._caches.schema.peek((self.name, key), used=True)
             if cached is not None:
                 found[key] = cached
             else:

@@ -11,8 +11,6 @@ Spark drivers), and one line in the audit log, refusals included.
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -35,7 +33,6 @@ from service.state import ServiceState
 __all__ = ["IcebergContext", "NAMESPACE_SEPARATOR", "namespace_of"]
 
 NAMESPACE_SEPARATOR = "\x1f"  # the spec's separator of a multi-level namespace in a path
-_METADATA_FILES = 256  # parsed metadata files kept (they never change: a commit writes a new one)
 
 
 def namespace_of(path_part: str) -> str:
@@ -49,8 +46,6 @@ def namespace_of(path_part: str) -> str:
 class IcebergContext:
     def __init__(self, state: ServiceState) -> None:
         self.state = state
-        self._metadata: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()
 
     def catalog(self, prefix: str) -> ExternalCatalog:
         """The hms catalog a prefix (the config's ``warehouse``) names."""
@@ -100,22 +95,17 @@ class IcebergContext:
         return location
 
     def read_metadata(self, catalog: ExternalCatalog, location: str) -> Any:
-        """The parsed metadata file at ``location`` (kept: metadata files are never rewritten)."""
-        with self._lock:
-            found = self._metadata.get(location)
-            if found is not None:
-                self._metadata.move_to_end(location)
-                return found
-        from pyiceberg.io import load_file_io
-        from pyiceberg.serializers import FromInputFile
+        """The parsed metadata file at ``location``, kept in the catalog's ``iceberg_metadata`` cache (metadata
+        files are never rewritten), under the process's cache memory budget; read once however many ask."""
 
-        io = load_file_io(self.hive(catalog).properties, location)
-        metadata = FromInputFile.table_metadata(io.new_input(location))
-        with self._lock:
-            self._metadata[location] = metadata
-            while len(self._metadata) > _METADATA_FILES:
-                self._metadata.popitem(last=False)
-        return metadata
+        def read() -> Any:
+            from pyiceberg.io import load_file_io
+            from pyiceberg.serializers import FromInputFile
+
+            io = load_file_io(self.hive(catalog).properties, location)
+            return FromInputFile.table_metadata(io.new_input(location))
+
+        return catalog.caches.iceberg_metadata.get(location, read)
 
     def read(self, principal: Principal, catalog: ExternalCatalog) -> None:
         """Reads need read access to the catalog (a token whose entry lists catalogs reads only those)."""

@@ -64,11 +64,11 @@ def _request(payload: dict[str, Any]) -> Any:
 
 
 class _Scans:
-    """What the routes share: the context, this replica's plans, and its runs of them."""
+    """What the routes share: the context and this replica's runs of plans (the plans are kept in each catalog's
+    ``iceberg_plans`` cache, :class:`.scans.PlanCache`)."""
 
     def __init__(self, context: IcebergContext) -> None:
         self.context = context
-        self.plans = PlanCache()
         self.runs = PlanRuns(context.state.plan_pool)
 
     def table(self, prefix: str, namespace: str, table: str, principal: Any) -> tuple[ExternalCatalog, str, str]:
@@ -90,7 +90,7 @@ class _Scans:
             io = load_file_io(catalog.io_properties, metadata.location)
             return plan_scan(metadata, io, _request(json.loads(key.request)), name, check)
 
-        return self.plans.get(key, make)
+        return PlanCache(catalog.caches.iceberg_plans).get(key, make)
 
     def metadata(self, catalog: ExternalCatalog, name: str, current: str, key: PlanKey, kind: str) -> Any:
         """The metadata file ``key`` plans; 404 ``kind`` unless it is one of this table's."""
@@ -169,10 +169,10 @@ def router(context: IcebergContext) -> APIRouter:
 
     @routes.delete("/plan/{plan_id}", status_code=204)
     def cancel_planning(prefix: str, namespace: str, table: str, plan_id: str, principal: Who) -> Response:
-        scans.table(prefix, namespace, table, principal)
+        catalog, _, _ = scans.table(prefix, namespace, table, principal)
         key = read_plan_id(plan_id)
         scans.runs.cancel(key)
-        scans.plans.drop(key)
+        PlanCache(catalog.caches.iceberg_plans).drop(key)
         return Response(status_code=204)
 
     @routes.post("/tasks")

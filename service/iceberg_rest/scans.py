@@ -11,12 +11,11 @@ plan it on its own, reading the manifests).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hms_catalog.cache import MetadataCache
 from hms_catalog.storage.locations import normalize_location
 from planner.iceberg_tasks import appended_snapshots, scan_tasks
 from service.iceberg_rest.errors import IcebergError
@@ -53,30 +52,19 @@ class Planned:
 
 
 class PlanCache:
-    """Plans made on this replica, by plan id, so that fetching its pages plans once; bounded, least recent out."""
+    """Plans made on this replica, by plan id, so that fetching its pages plans once: kept in the catalog's
+    ``iceberg_plans`` cache (bounded by count, and under the process's cache memory budget), made once however
+    many ask at the same moment."""
 
-    def __init__(self, size: int = 32) -> None:
-        self._size = size
-        self._plans: OrderedDict[str, Planned] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, cache: MetadataCache[str, Planned]) -> None:
+        self._cache = cache
 
     def get(self, key: PlanKey, make: Callable[[], Planned]) -> Planned:
-        plan_id = key.plan_id
-        with self._lock:
-            found = self._plans.get(plan_id)
-            if found is not None:
-                self._plans.move_to_end(plan_id)
-                return found
-        made = make()
-        with self._lock:
-            self._plans[plan_id] = made
-            while len(self._plans) > self._size:
-                self._plans.popitem(last=False)
-        return made
+        return self._cache.get(key.plan_id, make)
 
     def drop(self, key: PlanKey) -> None:
-        with self._lock:
-            self._plans.pop(key.plan_id, None)
+        """Forget the plan (cancelled); a planning of it in flight then keeps nothing either."""
+        self._cache.invalidate(key.plan_id)
 
 
 def _inside(location: str, path: str) -> bool:

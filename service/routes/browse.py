@@ -70,7 +70,9 @@ def router(state: ServiceState) -> APIRouter:
 
     @routes.get("/v1/catalogs/{catalog}/cache")
     def cache(catalog: str, who: Acting) -> dict[str, Any]:
-        return result_json(state.session(who).execute(ast.ShowCache(catalog=catalog)))
+        """SHOW CACHE's rows, and its message (the memory budget and what every catalog's caches hold)."""
+        result = state.session(who).execute(ast.ShowCache(catalog=catalog))
+        return {**result_json(result), "message": result.message}
 
     @routes.get("/v1/catalogs/{catalog}/schema-cache")
     def schema_cache(catalog: str, who: Acting) -> dict[str, Any]:

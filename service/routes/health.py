@@ -64,7 +64,7 @@ def router(state: ServiceState) -> APIRouter:
 
     @routes.get("/metrics", response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
-        return PlainTextResponse(render_metrics(state.requests, state.manager.live_catalogs()),
+        return PlainTextResponse(render_metrics(state.requests, state.manager.live_catalogs(), state.manager.cache_budget),
                                  media_type="text/plain; version=0.0.4")
 
     return routes

@@ -82,7 +82,7 @@ class _Partitions:
         found: dict[str, ttypes.Partition] = {}
         missing = []
         for name in names:
-            cached = cache.peek(self.key(name))
+            cached = cache.peek(self.key(name), used=True)
             if _whole(cached):
                 found[name] = cached
             else:
@@ -93,11 +93,9 @@ class _Partitions:
             with self.reaching():
                 answered = self.catalog.client.get_partitions_by_names(self.database, self.table, batch)
             by_values = {tuple(p.values or ()): p for p in answered}
-            for name in batch:
-                partition = by_values.get(_values(name))
-                if partition is not None:
-                    cache.put(self.key(name), partition, ticket=ticket)
-                    found[name] = partition
+            named = [(name, partition) for name in batch if (partition := by_values.get(_values(name))) is not None]
+            cache.put_all([(self.key(name), partition) for name, partition in named], ticket=ticket)
+            found.update(named)
         return [found[name] for name in names if name in found]
 
     def filtered_by_metastore(self, text: str, max_parts: int) -> list[ttypes.Partition]:
@@ -107,8 +105,8 @@ class _Partitions:
         with self.reaching():
             found = self.catalog.client.get_partitions_by_filter(self.database, self.table, text, max_parts)
             keys = [key.name for key in self.catalog.table(self.database, self.table).thrift.partitionKeys or ()]
-        for partition in found:
-            cache.put(self.key(make_partition_name(keys, partition.values or [])), partition, ticket=ticket)
+        cache.put_all([(self.key(make_partition_name(keys, partition.values or [])), partition) for partition in found],
+                      ticket=ticket)
         return found
 
 

@@ -301,8 +301,11 @@ def test_the_caches_page_shows_each_catalogs_caches(console: Console) -> None:
     console.go("#/caches")
     page.wait_for_selector(f"section[data-catalog={CATALOG}] table")
     headings = page.locator(f"section[data-catalog={CATALOG}] th").all_inner_texts()
-    assert headings == ["Cache", "Entries", "Capacity", "Hit rate", "Hits / misses", "Loads", "Evictions"]
+    assert headings == ["Cache", "Entries", "Bytes", "Capacity", "Hit rate", "Hits / misses", "Loads", "Evictions",
+                        "Evicted for memory"]
     assert page.locator(f"section[data-catalog={CATALOG}] tbody tr").count() >= 1
+    assert re.fullmatch(r"Cache memory: [\d.]+ (B|KiB|MiB|GiB) held by every catalog's caches, of a budget of 1\.0 GiB",
+                        _text(console, "#cache-memory"))
     console.shot("caches")
 
 

@@ -78,11 +78,15 @@ def test_show_table_status_loads_in_batches_and_fills_the_schema_cache(session: 
 def test_show_cache_and_schema_cache_report_what_is_held(session: Session, mixed: str) -> None:
     session.run_one(f"DESCRIBE hive.{mixed}.facts")
     session.run_one(f"DESCRIBE hive.{mixed}.facts")
-    caches = {r["Cache"]: r for r in session.run_one("SHOW CACHE FROM hive").as_dicts()}
-    assert list(caches) == ["names", "schema", "partition_values", "partitions", "files", "file_blocks", "footers"]
+    shown = session.run_one("SHOW CACHE FROM hive")
+    caches = {r["Cache"]: r for r in shown.as_dicts()}
+    assert list(caches) == ["names", "schema", "partition_values", "partitions", "files", "file_blocks", "footers",
+                            "iceberg_metadata", "iceberg_plans"]
     schema = caches["schema"]
     assert (schema["Entries"], schema["Hits"], schema["Misses"], schema["Loads"]) == (1, 1, 1, 1)
     assert (schema["Capacity"], schema["TtlSeconds"]) == (10000, 86400) and schema["AvgLoadMs"] > 0
+    assert schema["Bytes"] > 0 and schema["MemoryEvictions"] == 0 and caches["partitions"]["Bytes"] == 0
+    assert shown.message.startswith("cache memory: ") and shown.message.endswith("of a budget of 1.0 GiB")
     entries = session.run_one("SHOW SCHEMA CACHE FROM hive").as_dicts()
     assert [(e["Database"], e["Table"], e["Format"], e["Columns"]) for e in entries] == [(mixed, "facts", "HIVE", 3)]
     assert entries[0]["Hits"] == 1 and 0 <= entries[0]["AgeSeconds"] < 60 and entries[0]["LoadedAt"].endswith("Z")
