@@ -50,11 +50,15 @@ for _variable in ("SPARK_SUBMIT_OPTS", JAVA_OPTIONS_ENV):
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that reaches the embedded metastore, however indirectly (through ``session``,
-    ``admin``, ``spark``, ...), so ``pytest -m "not metastore"`` runs the pure tests without Java. In a worker of
+    ``admin``, ``spark``, ...), so ``pytest -m "not metastore"`` runs the pure tests without Java, and every test that
+    uses the session's SparkSession slow (``make test-fast`` runs none of them). In a worker of
     ``make test``, put the groups handed out whole in the order they go (:mod:`tests.support.workers`)."""
     for item in items:
-        if "metastore" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "metastore" in fixtures:
             item.add_marker(pytest.mark.metastore)
+        if "spark" in fixtures:  # the session's SparkSession: Spark's tests are half the suite's time
+            item.add_marker(pytest.mark.slow)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         files = [_under_tests(Path(str(item.path))) for item in items]
         items[:] = [items[index] for index in in_worker_order(files)]

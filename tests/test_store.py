@@ -93,6 +93,7 @@ def _bump_many(home: str, times: int) -> None:
         )
 
 
+@pytest.mark.slow  # processes of its own
 def test_concurrent_writers_in_several_processes_lose_no_update(home: Path) -> None:
     CatalogStore(home).create(CatalogDefinition(name="shared", properties=PROPS))
     context = multiprocessing.get_context("spawn")

@@ -39,3 +39,20 @@ def test_the_scheduler_reads_the_group_from_a_tests_id() -> None:
     split = GroupScheduling._split_scope
     assert split(None, "tests/kerberos/test_config.py::test_x[a::b]") == "kerberos"
     assert split(None, "tests/ddl/test_rules.py::Rules::test_y") == "ddl/test_rules.py"
+
+
+def test_make_test_fast_leaves_out_every_test_of_the_session_spark_session() -> None:
+    """``-m "not slow"`` (make test-fast) collects no test using the ``spark`` fixture, marked or not in its file,
+    and keeps the pure tests."""
+    import subprocess
+    import sys
+
+    files = ["tests/spark/test_sql.py", "tests/ddl/test_spark_parity.py", "tests/types/test_spark.py", "tests/sql/test_fuzz.py"]
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow", *files],
+                         capture_output=True, text=True, cwd=TESTS.parent, timeout=300, check=False)
+    collected = [line for line in run.stdout.splitlines() if "::" in line]
+    assert collected, run.stdout[-2000:] + run.stderr[-2000:]
+    assert not [test for test in collected if test.startswith(("tests/spark/", "tests/sql/"))]
+    parity = [test for test in collected if test.startswith("tests/ddl/test_spark_parity.py::")]
+    assert parity and all("refused" in test for test in parity)  # only its tests that never reach Spark
+    assert any(test.startswith("tests/types/test_spark.py::") for test in collected)  # its tests without a SparkSession

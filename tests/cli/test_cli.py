@@ -39,6 +39,7 @@ def sales(admin: Admin, unique_name: str) -> str:
     return unique_name
 
 
+@pytest.mark.slow  # processes of its own
 def test_json_output_one_line_per_statement(home: Path, catalog_sql: str, sales: str) -> None:
     run = cli(home, "--format", "json", "-e", f"{catalog_sql}; SHOW CATALOGS; DESCRIBE hive.{sales}.orders")
     assert run.returncode == 0, run.stderr

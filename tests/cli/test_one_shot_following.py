@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hms_catalog.state import SharedState, open_definitions
 from tests.support.sessions import EVENTS
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
 
 def test_a_one_shot_run_follows_no_events_and_says_who_does(home: Path, metastore_uri: str) -> None:

@@ -12,6 +12,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 
 def _read_until(fd: int, marker: bytes, timeout: float = 60.0) -> bytes:
     seen = b""

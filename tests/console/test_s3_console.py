@@ -22,7 +22,7 @@ try:
 except ImportError:  # the ``browser`` fixture says why the tests skip (or fail, when a browser is required)
     expect = None  # type: ignore[assignment]
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 CATALOG = "s3"
 

@@ -30,6 +30,8 @@ from tests.support.hms import Admin
 from tests.support.s3 import S3Server
 from tests.support.service import served
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = DOCS / "examples"

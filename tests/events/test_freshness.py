@@ -21,6 +21,8 @@ from hms_catalog.metastore import EmbeddedMetastore
 from tests.support.hms import Admin
 from tests.support.sessions import EVENTS, caught_up, open_catalog
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 
 @pytest.fixture
 def following(home: Path, metastore_uri: str) -> Iterator[Session]:

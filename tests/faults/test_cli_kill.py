@@ -19,7 +19,7 @@ from hms_catalog.state import open_definitions
 from hms_catalog.store import CatalogDefinition
 from tests.support.forkserver import ForkedProcess, fork_cli
 
-pytestmark = pytest.mark.metastore  # with its suite; it needs no metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]  # with its suite; it needs no metastore
 
 SEED = 20260522
 MAX_PROCESSES = 200

@@ -16,7 +16,7 @@ from tests.faults.conftest import FaultsMetastore
 from tests.support import hms
 from tests.support.sessions import open_catalog
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 THREADS = 16
 ROUNDS = 6

@@ -17,7 +17,7 @@ from tests.faults._data import partitioned_table
 from tests.faults.conftest import FaultsMetastore
 from tests.support import hms
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 # Backoff ceilings 0.5, 1, 2, 4, 8, 16, 30, 30... s (each drawn between half and all of it): ten retries
 # wait at least 75 s in all, far more than a restart of the embedded metastore takes.

@@ -18,7 +18,7 @@ from tests.faults.conftest import FaultsMetastore
 from tests.support import hms
 from tests.support.sessions import open_catalog, read_hms
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 
 def _local(path: str) -> Path:

@@ -34,7 +34,7 @@ import pytest
 from tests.support.hms import Admin
 from tests.support.service import Server, killable
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 PARTITIONS = 60
 BATCH = 10  # partitions per metastore call (hive.metastore.partition.batch.size)

@@ -24,7 +24,7 @@ from tests.faults.conftest import FaultsMetastore
 from tests.service.thrift.conftest import thrift_client
 from tests.support import hms
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 # The old answer took the whole listing wait, 1.00 s, on every call while the metastore was down. An answer from
 # what was last seen takes milliseconds; these bounds leave room for a loaded two-core machine and stay well under.

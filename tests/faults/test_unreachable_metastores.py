@@ -16,7 +16,7 @@ from hms_catalog.errors import MetastoreUnavailableError
 from hms_catalog.execution import Session
 from tests.faults.conftest import FaultsMetastore
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 SLACK = 3.0  # seconds for a loaded two-core machine; the bounds below are what the properties allow
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hms_catalog.metastore import EmbeddedMetastore
 from tests.cli.test_cli import cli
 from tests.kerberos.conftest import Realm
 from tests.support import hms
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
 
 def _create(realm: Realm, uri: str, name: str = "secure", **changes: str) -> str:

@@ -13,6 +13,8 @@ from hms_catalog.errors import StorageError
 from hms_catalog.storage.hadoop import HadoopHelper
 from tests.kerberos.conftest import Realm
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 
 def _settings(principal: str, keytab: Path) -> dict[str, str]:
     return {"hadoop.security.authentication": "kerberos", "hadoop.kerberos.principal": principal,

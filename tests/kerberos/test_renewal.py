@@ -22,6 +22,8 @@ from tests.kerberos.conftest import Aging, Realm
 from tests.support import hms
 from tests.support.sessions import caught_up
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 TICKET_SECONDS = 24  # tests.kerberos.conftest.SHORT_LIFE
 _AUTHTIME = re.compile(r"ISSUE: authtime (?P<when>\d+),")
 

@@ -36,6 +36,8 @@ from tests.support import hms
 from tests.support.kerberized import Kerberized, kerberized
 from tests.support.service import served
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 REFUSED_WITHIN = 10.0  # seconds: generous on a loaded machine; a refusal takes milliseconds
 
 

@@ -16,7 +16,7 @@ from hms_catalog.metastore import EmbeddedMetastore, MetastoreAlreadyRunning, Me
 from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support.hms import Admin, table_struct
 
-pytestmark = pytest.mark.metastore  # every test here runs Java, most start a metastore of their own
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]  # every test here runs Java, most start a metastore of their own
 
 
 def _events_since(pool: HmsClientPool, event_id: int) -> list[ttypes.NotificationEvent]:

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from hms_catalog import open_session
 from planner import plan_table
 from planner.hadoop_blocks import StorageBlockLocator
 from planner.readers import read_split
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
 CLUSTER = "lakecluster"
 

@@ -30,6 +30,8 @@ from planner.predicates import bind
 from tests.support.hms import Admin
 from tests.support.sessions import open_catalog
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 KEYS = (("s", "string"), ("n", "int"), ("d", "date"))
 STRINGS = ["a", "B", "b", "a b", "é", "c'd"]
 NUMBERS = ["-3", "0", "2", "10", "100"]

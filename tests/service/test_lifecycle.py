@@ -20,7 +20,7 @@ from tests.service.conftest import EVENTS, SECRET, HoldingRelay, hms_properties,
 from tests.support.hms import Admin
 from tests.support.service import served
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 
 class InFlight:

@@ -8,11 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hms_catalog import open_session
 from hms_catalog.execution import Session
 from tests.service.conftest import EVENTS, hms_properties
 from tests.support.hms import Admin
 from tests.support.service import Server, served
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
 
 def _tables(session: Session, database: str) -> list[str]:

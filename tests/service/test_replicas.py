@@ -19,6 +19,8 @@ from tests.service.conftest import EVENTS, hms_properties
 from tests.support.hms import Admin
 from tests.support.service import Server, served
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 
 def _changes(server: Server, catalog: str, since: int = 0) -> list[tuple[int, str, str, str]]:
     client = server.client()

@@ -20,6 +20,8 @@ from tests.support.hms import Admin
 from tests.support.postgres import PostgresServer
 from tests.support.replicas import Replica, fresh_schema
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 RUN_SECONDS = float(os.environ.get("HMS_REPLICA_RUN_SECONDS", "20"))
 READERS, WRITERS = 32, 2
 

@@ -15,7 +15,7 @@ from tests.service.conftest import hms_properties
 from tests.service.test_ddl import ok, refused
 from tests.support.service import Server
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 
 class Follower:

@@ -20,7 +20,7 @@ from tests.service.test_ddl import ok
 from tests.support.hms import Admin
 from tests.support.service import Server
 
-pytestmark = pytest.mark.metastore
+pytestmark = [pytest.mark.metastore, pytest.mark.slow]
 
 TABLE = {"name": "events", "columns": [{"name": "id", "type": "int"}], "partition_columns": [{"name": "dt", "type": "string"}],
          "stored_as": "PARQUET"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -61,18 +60,6 @@ def test_switch_and_use_resolve_short_names(spark: Any, catalogs: Any) -> None:
     assert rows_of(spark.sql("SELECT count(*) FROM lines")) == rows_of(spark.sql(f"SELECT count(*) FROM hive.{DB}.lines"))
 
 
-def test_select_in_the_cli_prints_json_rows(tables: str, home: Path) -> None:  # noqa: F811
-    query = f"SELECT i, dec, ts, arr FROM hive.{DB}.parquet_all WHERE part = 'b'"
-    run = subprocess.run(
-        [sys.executable, "-m", "hms_catalog.cli", "--home", str(home), "--format", "json", "-e", query],
-        capture_output=True, text=True, timeout=300, env={**os.environ}, check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    answer = json.loads(run.stdout.strip().splitlines()[-1])
-    assert answer["columns"] == ["i", "dec", "ts", "arr"]
-    assert answer["rows"] == [[3, "12.34", "2024-01-01T10:11:12.123456", [1, None, 3]]]
-
-
 def test_the_rewrite_keeps_everything_but_the_name(catalogs: Any) -> None:
     rewritten, _ = catalogs.rewrite(f"SELECT * FROM hive.{DB}.lines TABLESAMPLE (50 PERCENT) WHERE n < 3")
     assert "TABLESAMPLE" in rewritten.upper() and "hive." not in rewritten
@@ -115,21 +102,29 @@ def test_closing_a_session_leaves_a_spark_session_it_did_not_start(spark: Any, c
     assert spark.sql("SELECT 1 AS one").collect()[0].one == 1
 
 
-def test_closing_a_session_stops_the_spark_session_its_select_started(tables: str, home: Path) -> None:  # noqa: F811
+def test_closing_a_session_stops_its_spark_session_and_the_clis_select_prints_json_rows(tables: str, home: Path) -> None:  # noqa: F811
+    """In one process of their own (a Spark start each would be most of their time): a session's SELECT starts
+    Spark and closing the session stops it; then the CLI's entry point runs a SELECT with JSON output."""
+    query = f"SELECT i, dec, ts, arr FROM hive.{DB}.parquet_all WHERE part = 'b'"
     script = (
         "import sys\n"
         "from pyspark.sql import SparkSession\n"
         "from hms_catalog import open_session\n"
+        "from hms_catalog.cli.main import main\n"
         f"session = open_session({str(home)!r})\n"
         f"rows = session.run_one('SELECT count(*) AS n FROM hive.{DB}.lines').rows\n"
         "assert SparkSession.getActiveSession() is not None\n"
         "session.close()\n"
         "session.close()  # idempotent\n"
-        "print('rows', rows, 'active', SparkSession.getActiveSession())\n"
+        "print('rows', rows, 'active', SparkSession.getActiveSession(), flush=True)\n"
+        f"sys.exit(main(['--home', {str(home)!r}, '--format', 'json', '-e', {query!r}]))\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().endswith("active None"), run.stdout
+    closed, answer = run.stdout.strip().splitlines()[0], json.loads(run.stdout.strip().splitlines()[-1])
+    assert closed.endswith("active None"), run.stdout
+    assert answer["columns"] == ["i", "dec", "ts", "arr"]
+    assert answer["rows"] == [[3, "12.34", "2024-01-01T10:11:12.123456", [1, None, 3]]]
 
 
 @pytest.mark.parametrize("query", ["SELECT * FROM hive.x.y /* open", "SELECT 'open FROM t", "SELECT FROM WHERE ("])

@@ -20,6 +20,8 @@ from tests.support.service import Server, served
 CLIENT = """
 import json, sys
 from pyspark.sql.connect.session import SparkSession
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 spark = SparkSession.builder.remote(sys.argv[1]).create()
 database = sys.argv[2]
 tables = sorted(row.tableName for row in spark.sql(f"SHOW TABLES IN conn.{database}").collect())

@@ -16,6 +16,8 @@ import pytest
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from spark_connector.build import connector_jar
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 JAVATEST = Path(__file__).resolve().parents[2] / "spark_connector" / "javatest"
 JAVA_SHARE = Path(os.environ.get("HMS_CATALOG_JUNIT_DIR", "/usr/share/java"))
 REQUIRE_ENV = "HMS_CATALOG_REQUIRE_JUNIT"

@@ -266,44 +266,68 @@ def test_a_read_token_is_refused_before_any_file_is_written(spark: Any, db: str,
 def test_kill_9_of_the_driver_leaves_the_table_as_before_or_after_a_job(spark: Any, db: str, admin: Admin, metastore_uri: str,
                                                                         connector_service: Any) -> None:
     """Drivers overwriting a table in a loop, killed at random moments (before, during and after a job's tasks
-    and its commit): every partition holds one generation's rows whole, the same for all."""
+    and its commit): every partition holds one generation's rows whole, the same for all.
+
+    The drivers (one table each) run at once, each killed at its own moment: a driver's start is most of a
+    run's time, so the kills cost about one start, not one each."""
     import contextlib
     import random
     import signal
     import subprocess
     import sys
+    import threading
     import time
 
     import pyarrow.parquet as pq
 
     from spark_connector import connector_jar
 
-    spark.sql(f"CREATE TABLE spark_catalog.{db}.killed (id BIGINT, gen INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
-    spark.sql(f"INSERT INTO spark_catalog.{db}.killed SELECT id, 0, CAST(id % 4 AS STRING) FROM range(200000)")
-    script = Path(__file__).with_name("write_job.py")
     chance = random.Random(int(os.environ.get("KILL_SEED", "0")) or None)
-    for _ in range(int(os.environ.get("KILL_RUNS", "3"))):
-        with subprocess.Popen([sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url,
-                               connector_service.token, CATALOG, db, "killed"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              text=True, cwd=Path(__file__).parents[2], start_new_session=True) as driver:
-            try:
-                assert driver.stdout is not None
-                first = driver.stdout.readline()  # one job committed: the session is up
-                assert first.startswith("committed"), first
-                time.sleep(chance.uniform(0.0, 6.0))
-            finally:
-                # The whole driver: the Python process and the JVM it started (Spark's driver proper), at once.
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(driver.pid, signal.SIGKILL)
-                driver.wait()
+    tables = [f"killed_{run}" for run in range(int(os.environ.get("KILL_RUNS", "3")))]
+    for table in tables:
+        spark.sql(f"CREATE TABLE spark_catalog.{db}.{table} (id BIGINT, gen INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+        spark.sql(f"INSERT INTO spark_catalog.{db}.{table} SELECT id, 0, CAST(id % 4 AS STRING) FROM range(200000)")
+    script = Path(__file__).with_name("write_job.py")
+    pauses = {table: chance.uniform(0.0, 6.0) for table in tables}
+    firsts: dict[str, str] = {}
+
+    def kill_after_first_commit(table: str, driver: subprocess.Popen[str]) -> None:
+        try:
+            assert driver.stdout is not None
+            firsts[table] = driver.stdout.readline()  # one job committed: the session is up
+            time.sleep(pauses[table])
+        finally:
+            # The whole driver: the Python process and the JVM it started (Spark's driver proper), at once.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(driver.pid, signal.SIGKILL)
+
+    drivers = {table: subprocess.Popen(
+        [sys.executable, str(script), str(connector_jar()), metastore_uri, connector_service.url, connector_service.token,
+         CATALOG, db, table], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=Path(__file__).parents[2],
+        start_new_session=True) for table in tables}
+    killers = [threading.Thread(target=kill_after_first_commit, args=item) for item in drivers.items()]
+    try:
+        for killer in killers:
+            killer.start()
+        for killer in killers:
+            killer.join(timeout=600)
+    finally:
+        for driver in drivers.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+            if driver.stdout is not None:
+                driver.stdout.close()
+    for table in tables:
+        assert firsts.get(table, "").startswith("committed"), (table, firsts.get(table))
         generations = set()
-        for partition in admin.pool.call("get_partitions", db, "killed", -1):
+        for partition in admin.pool.call("get_partitions", db, table, -1):
             folder = Path(urlsplit(partition.sd.location).path)
             rows = [pq.read_table(f) for f in folder.iterdir() if not f.name.startswith((".", "_"))]
             gens = {g for t in rows for g in t.column("gen").to_pylist()}
-            assert len(gens) == 1 and sum(t.num_rows for t in rows) == 50000, (partition.values, gens)
+            assert len(gens) == 1 and sum(t.num_rows for t in rows) == 50000, (table, partition.values, gens)
             generations |= gens
-        assert len(generations) == 1, generations
+        assert len(generations) == 1, (table, generations)
 
 
 def _iceberg(metastore_uri: str, table: str) -> Any:

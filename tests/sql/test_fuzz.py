@@ -37,6 +37,8 @@ from hms_catalog.sql import Expression, Statement, ast, parse, parse_expression
 from hms_catalog.state import open_definitions
 from hms_catalog.store import CatalogDefinition
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 SEED = 20240611
 INPUTS = 2400
 MINIMUM_STATEMENTS = 2000

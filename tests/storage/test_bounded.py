@@ -15,6 +15,8 @@ from hms_catalog.storage import StorageResolver
 from hms_catalog.storage.bounded import bounded_call
 from tests.support.s3 import REGION, S3Server
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 TIMEOUT_S = 1
 MARGIN_S = 2.0  # as in test_store_timeouts: the engine's one-second tick, scheduling on a loaded machine
 

@@ -27,6 +27,8 @@ from tests.support.hms import Admin
 from tests.support.hudi_tables import META_FIELDS, HudiCommit, hive_sync_table, write_cow_table
 from tests.support.s3 import Warehouse, create_catalog_statement
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 TIMEOUT_S = 2
 MARGIN_S = 2.0
 BOUND_S = TIMEOUT_S + MARGIN_S

@@ -32,6 +32,8 @@ from hms_catalog.write.request import CommitRequest, WriteOutcome, WrittenFile
 from planner import plan_table
 from tests.support.s3 import Warehouse
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 Row = tuple[int, str, str | None]  # (id, name, region); region None for an unpartitioned table
 
 

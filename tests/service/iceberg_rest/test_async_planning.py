@@ -14,6 +14,8 @@ import pytest
 from tests.service.iceberg_rest.conftest import CATALOG, checked, conforms, rest_catalog, serving_ice
 from tests.support.service import Server
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 V1 = f"/iceberg/v1/{CATALOG}"
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("amount", pa.float64())])
 

@@ -25,6 +25,8 @@ from spark_connector import catalog_conf
 from tests.service.iceberg_rest.conftest import CATALOG, READ_TOKEN, WRITE_TOKEN, rest_catalog
 from tests.support.service import Server
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 EXTENSIONS = ("httpfs", "avro", "iceberg")  # iceberg needs the other two, and nothing is autoloaded
 SPARK_NAME = "duckice"  # the service's catalog ``ice`` as Spark sees it through the connector
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("region", pa.string()),

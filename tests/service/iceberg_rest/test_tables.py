@@ -15,6 +15,8 @@ from pyiceberg.exceptions import BadRequestError
 from tests.service.iceberg_rest.conftest import CATALOG, audit_lines, checked, rest_catalog
 from tests.support.service import Server
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("region", pa.string()), pa.field("amount", pa.float64())])
 
 

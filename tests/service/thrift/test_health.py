@@ -19,6 +19,8 @@ from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.state import open_definitions
 from service.thrift.health import GRACE_CEILING_SECONDS, GRACE_FLOOR_SECONDS, CatalogHealth, grace_seconds
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 
 @pytest.fixture
 def manager(home: Path, refused_uri: str) -> Iterator[CatalogManager]:

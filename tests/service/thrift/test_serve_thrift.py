@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.manager import CatalogManager
 from hms_catalog.state import open_definitions
@@ -23,6 +25,8 @@ from tests.service.test_freshness import LongPoll
 from tests.service.thrift.conftest import thrift_client
 from tests.support.hms import storage
 from tests.support.service import served
+
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
 
 def _define(home: Path, metastore_uri: str) -> None:
