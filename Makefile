@@ -18,7 +18,7 @@ help:
 	@echo "make lint   - install into .venv and check the code: ruff (lint, import order) and mypy"
 	@echo "make test   - install into .venv, run make lint, then the test suite (starts its own metastore)"
 	@echo "              (make test TEST_WORKERS=N: N parallel workers; by default one per two cores from four)"
-	@echo "make test-fast - the same without the slow end-to-end tests (marked slow: kill -9 runs and the like)"
+	@echo "make test-fast - the same without the end-to-end tests marked slow (Spark, kill -9 runs, servers of their own)"
 	@echo "make stop   - stop the demo's metastore"
 	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
 	@echo "make docs   - build the documentation site (MkDocs, from docs/) into site/"

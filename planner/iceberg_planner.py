@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.table import FileScanTask
 
+    from hms_catalog.cache.metadata_cache import MetadataCache
+
 __all__ = ["plan_iceberg"]
 
 
@@ -42,13 +44,17 @@ def _partition_values(task: FileScanTask, spec: PartitionSpec) -> tuple[tuple[st
     return tuple(values)
 
 
-def _plan_tasks(static: Any, row_filter: Any) -> list[IcebergTask]:
-    """pyiceberg's scan tasks of the current snapshot, each with the equality delete files for its file."""
+def _plan_tasks(static: Any, row_filter: Any, manifests: MetadataCache[str, bytes]) -> list[IcebergTask]:
+    """pyiceberg's scan tasks of the current snapshot, each with the equality delete files for its file; the
+    manifests are read through the catalog's cache of them."""
     try:
         from pyiceberg.table import ManifestGroupPlanner  # noqa: F401 - pyiceberg 0.12 and later
     except ImportError:  # pyiceberg before 0.12: its own planning, which refuses equality deletes
         return [(task, []) for task in static.scan(row_filter=row_filter, case_sensitive=False).plan_files()]
-    return scan_tasks(static.metadata, static.io, static.current_snapshot(), row_filter, case_sensitive=False)
+    from hms_catalog.cache.manifest_io import ManifestCachingIO
+
+    io = ManifestCachingIO(static.io, manifests)
+    return scan_tasks(static.metadata, io, static.current_snapshot(), row_filter, case_sensitive=False)
 
 
 def _delete_file(d: Any) -> DeleteFile:
@@ -66,7 +72,7 @@ def plan_iceberg(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     started = time.perf_counter()
     try:
         static = StaticTable.from_metadata(normalize_location(location), properties=ctx.io_properties)
-        tasks = _plan_tasks(static, to_iceberg_filter(where, static.schema()))
+        tasks = _plan_tasks(static, to_iceberg_filter(where, static.schema()), ctx.caches.iceberg_manifests)
     except OSError as error:  # the store: named in the catalog's terms (endpoint, request, timeout)
         raise ctx.storage.error(location, error, f"plan Iceberg table {table.dbName}.{table.tableName} at") from None
     except ValueError as error:

@@ -24,7 +24,7 @@ from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
 __all__ = ["CatalogCaches", "FILE_BLOCKS", "FOOTERS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES",
-           "ICEBERG_METADATA", "ICEBERG_PLANS", "DATABASE_NAMES_KEY"]
+           "ICEBERG_METADATA", "ICEBERG_MANIFESTS", "ICEBERG_PLANS", "DATABASE_NAMES_KEY"]
 
 NAMES = "names"
 SCHEMA = "schema"
@@ -34,9 +34,11 @@ FILES = "files"
 FILE_BLOCKS = "file_blocks"
 FOOTERS = "footers"
 ICEBERG_METADATA = "iceberg_metadata"
+ICEBERG_MANIFESTS = "iceberg_manifests"
 ICEBERG_PLANS = "iceberg_plans"
 DATABASE_NAMES_KEY: tuple[str, ...] = ()
 ICEBERG_METADATA_CAPACITY = 256  # parsed metadata files (they never change: a commit writes a new one)
+ICEBERG_MANIFESTS_CAPACITY = 4096  # manifest lists and manifests, as bytes (never rewritten either)
 ICEBERG_PLANS_CAPACITY = 32  # scan plans, kept while a client fetches their pages
 UNLOADED_SCHEMA_FACTOR = 1.5  # a schema not loaded yet, counted at this times its thrift columns' bytes
 
@@ -124,7 +126,8 @@ class CatalogCaches:
     are found without scanning, and all share one :class:`CatalogVersions`. ``filter_refusals`` remembers
     the kinds of partition filter the metastore refused per table; it is forgotten with the table.
     ``self_events`` the metastore events this catalog's own DDLs will cause, which the follower skips.
-    The Iceberg REST endpoint's parsed metadata files (keyed by location) and scan plans (by plan id) never
+    The Iceberg REST endpoint's parsed metadata files (keyed by location), the manifest lists and manifests
+    both planners read (bytes, by location: :mod:`hms_catalog.cache.manifest_io`) and scan plans (by plan id) never
     go stale, as blocks and footers do not: a REFRESH keeps them. ``budget``: the memory budget every cache
     is under (None: none; their entries are not weighed).
     """
@@ -137,6 +140,7 @@ class CatalogCaches:
     file_blocks: MetadataCache[tuple[str, int, int], Any]
     footers: MetadataCache[tuple[str, int, int], Any]
     iceberg_metadata: MetadataCache[str, Any]
+    iceberg_manifests: MetadataCache[str, bytes]
     iceberg_plans: MetadataCache[str, Any]
     versions: CatalogVersions = field(default_factory=CatalogVersions)
     filter_refusals: FilterRefusals = field(default_factory=FilterRefusals)
@@ -165,6 +169,7 @@ class CatalogCaches:
             # Versions of their own: what they hold is no catalog object, and dropping a plan (a cancel) must
             # not spoil the catalog's loads in flight.
             iceberg_metadata=cache(ICEBERG_METADATA, -1, ICEBERG_METADATA_CAPACITY, None, CatalogVersions()),
+            iceberg_manifests=cache(ICEBERG_MANIFESTS, -1, ICEBERG_MANIFESTS_CAPACITY, None, CatalogVersions()),
             iceberg_plans=cache(ICEBERG_PLANS, -1, ICEBERG_PLANS_CAPACITY, None, CatalogVersions()),
             versions=versions,
             budget=budget,
@@ -172,7 +177,7 @@ class CatalogCaches:
 
     def __iter__(self) -> Iterator[MetadataCache[Any, Any]]:
         return iter((self.names, self.schema, self.partition_values, self.partitions, self.files, self.file_blocks,
-                     self.footers, self.iceberg_metadata, self.iceberg_plans))
+                     self.footers, self.iceberg_metadata, self.iceberg_manifests, self.iceberg_plans))
 
     def close(self) -> None:
         """Drop every entry and keep none from now on (the catalog is closed or replaced), freeing its share of

@@ -84,10 +84,12 @@ class _Scans:
         ``check`` raises to stop the planning (:mod:`.plan_runs`)."""
         from pyiceberg.io import load_file_io
 
+        from hms_catalog.cache.manifest_io import ManifestCachingIO
+
         metadata = self.metadata(catalog, name, current, key, kind)
 
         def make() -> Planned:
-            io = load_file_io(catalog.io_properties, metadata.location)
+            io = ManifestCachingIO(load_file_io(catalog.io_properties, metadata.location), catalog.caches.iceberg_manifests)
             return plan_scan(metadata, io, _request(json.loads(key.request)), name, check)
 
         return PlanCache(catalog.caches.iceberg_plans).get(key, make)

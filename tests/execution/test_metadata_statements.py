@@ -81,7 +81,7 @@ def test_show_cache_and_schema_cache_report_what_is_held(session: Session, mixed
     shown = session.run_one("SHOW CACHE FROM hive")
     caches = {r["Cache"]: r for r in shown.as_dicts()}
     assert list(caches) == ["names", "schema", "partition_values", "partitions", "files", "file_blocks", "footers",
-                            "iceberg_metadata", "iceberg_plans"]
+                            "iceberg_metadata", "iceberg_manifests", "iceberg_plans"]
     schema = caches["schema"]
     assert (schema["Entries"], schema["Hits"], schema["Misses"], schema["Loads"]) == (1, 1, 1, 1)
     assert (schema["Capacity"], schema["TtlSeconds"]) == (10000, 86400) and schema["AvgLoadMs"] > 0

@@ -307,3 +307,34 @@ def test_a_file_outside_the_table_location_is_never_listed(iceberg_service: Serv
     table.add_files([f"file://{outside}"])
     refused = checked(iceberg_service.request("POST", _path(namespace, "escaped"), {}), 403, "IcebergErrorResponse")
     assert refused["error"]["type"] == "ForbiddenException" and str(outside) in refused["error"]["message"]
+
+
+def _manifest_reads(server: Server) -> dict[str, int]:
+    """The service's ``iceberg_manifests`` cache counters (summed over catalogs), from ``/metrics``."""
+    text = server.request("GET", "/metrics").body.decode("utf-8")
+    counts = {"loads": 0, "hits": 0}
+    for line in text.splitlines():
+        for name in counts:
+            if line.startswith(f"hms_catalog_cache_{name}_total{{") and 'cache="iceberg_manifests"' in line:
+                counts[name] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def test_a_plan_with_a_new_filter_reads_no_manifest_from_the_store_again(iceberg_service: Server, namespace: str) -> None:
+    """Manifest lists and manifests are never rewritten: the service reads each once, whatever the filters of the
+    plans that need it, and the plans answer what the client's own planning does."""
+    rest = rest_catalog(iceberg_service)
+    table = rest.create_table((namespace, "manifests"), schema=_schema(), partition_spec=_by_region())
+    for ids in ([1, 2], [3, 4], [5]):
+        table.append(_rows(ids))
+    files = 1 + len(table.current_snapshot().manifests(table.io))  # the manifest list and its manifests
+    before = _manifest_reads(iceberg_service)
+    _plan(iceberg_service, namespace, "manifests", {"filter": {"type": "eq", "term": "region", "value": "eu"}})
+    first = _manifest_reads(iceberg_service)
+    assert first["loads"] - before["loads"] == files
+    _same(iceberg_service, (namespace, "manifests"), {"row_filter": "id > 3"}, {"row_filter": "amount < 2.5"})
+    second = _manifest_reads(iceberg_service)
+    assert second["loads"] == first["loads"] and second["hits"] - first["hits"] >= 2 * files
+    table.append(_rows([6]))  # a new snapshot: its new manifest list and manifest are read, the others are not
+    _plan(iceberg_service, namespace, "manifests", {"filter": {"type": "eq", "term": "region", "value": "us"}})
+    assert _manifest_reads(iceberg_service)["loads"] - second["loads"] == 2
