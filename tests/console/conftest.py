@@ -8,7 +8,6 @@ recorded and checked to stay on the service's origin.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 CHROMIUM = Path(os.environ.get("HMS_CATALOG_CHROMIUM", "/usr/bin/chromium"))
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -79,9 +78,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, warehouse: str, metastore_
     """The server the console tests share, with catalog ``hive`` over the test metastore and the named
     tokens of ``TOKENS``."""
     directory = tmp_path_factory.mktemp("console")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     with served(directory / "home", "--tokens", str(tokens)) as running:
         client = running.client()
         try:

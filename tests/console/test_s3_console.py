@@ -8,14 +8,13 @@ own whose only catalog is the S3 one; the ``console`` fixture of tests/console/c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from tests.console.conftest import TOKENS, Console
 from tests.support.s3 import SALES_FOLDERS, Warehouse
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 try:
     from playwright.sync_api import expect
@@ -31,9 +30,7 @@ CATALOG = "s3"
 def service(tmp_path_factory: pytest.TempPathFactory, s3_warehouse: Warehouse) -> Iterator[Server]:
     """A server (with the package's named tokens) whose catalog ``s3`` is the warehouse on the S3 endpoint."""
     directory = tmp_path_factory.mktemp("s3console")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     with served(directory / "home", "--tokens", str(tokens)) as running:
         client = running.client()
         try:

@@ -34,7 +34,7 @@ from service.thrift.kerberos import ALL_PROTECTIONS, Protection, server_principa
 from tests.kerberos.conftest import Realm
 from tests.support import hms
 from tests.support.kerberized import Kerberized, kerberized
-from tests.support.service import served
+from tests.support.service import served, tokens_file
 
 pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
@@ -246,9 +246,7 @@ def test_serve_with_kerberos_binds_every_address_without_insecure(realm: Realm, 
     manager.create("hive", {"type": "hms", "hive.metastore.uris": metastore_uri})
     manager.close()
     admin.create_database(unique_name)
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({"tokens": [{"name": "etl", "principals": [realm.user], "access": "read"}]}))
-    tokens.chmod(0o600)
+    tokens = tokens_file(tmp_path / "tokens.json", {"tokens": [{"name": "etl", "principals": [realm.user], "access": "read"}]})
     with served(home, "--tokens", str(tokens), "--thrift-port", "0", "--thrift-host", "0.0.0.0",
                 "--thrift-principal", realm.service, "--thrift-keytab", str(keytab)) as server:
         health = server.request("GET", "/v1/health").json()["thrift"]

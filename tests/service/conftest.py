@@ -10,7 +10,6 @@ tokens and needing no Spark; only the lifecycle tests start servers of their own
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -25,7 +24,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from hms_catalog.remote import CatalogServiceClient
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 # Catalog properties of a catalog that follows the metastore's notification log, quickly.
 EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": "200"}
@@ -227,9 +226,7 @@ def ddl_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) ->
     """A server started with ``--tokens`` (``ro`` reads, ``etl`` changes ``hive`` only), whose catalogs ``hive``
     and ``other`` are both the test metastore (without event following: the DDLs' own bookkeeping is tested)."""
     directory = tmp_path_factory.mktemp("ddl")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     with served(directory / "home", "--tokens", str(tokens)) as running:
         client = running.client()
         try:

@@ -20,7 +20,7 @@ from thrift.Thrift import TException
 
 from hms_catalog.client.hive_thrift import ttypes
 from tests.service.thrift.conftest import thrift_client
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 WRITE_TOKEN = "gate-etl-token-of-the-tests-0001"
 READ_TOKEN = "gate-read-token-of-the-tests-002"
@@ -35,9 +35,7 @@ SOURCE = {"rest": "ddl", "iceberg-rest": "iceberg-rest", "thrift": "thrift"}  # 
 @pytest.fixture(scope="module")
 def gate_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("gate")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     with served(directory / "home", "--tokens", str(tokens), "--thrift-port", "0", "--thrift-primary", "gate") as running:
         client = running.client()
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import urllib.parse
@@ -17,7 +16,7 @@ from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.remote import CatalogServiceClient
 from tests.service.conftest import EVENTS, hms_properties
 from tests.support.hms import Admin
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 
@@ -125,10 +124,8 @@ def test_the_change_log_survives_a_restart(home: Path, metastore_uri: str) -> No
 
 def test_named_tokens_set_on_one_replica_are_accepted_by_the_other(home: Path, tmp_path: Path) -> None:
     """``serve --tokens`` stores the named tokens (as digests) for every replica on the store."""
-    tokens = tmp_path / "tokens.json"
     read_token = "a-read-token-for-every-replica-0001"
-    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": read_token, "access": "read"}]}))
-    tokens.chmod(0o600)
+    tokens = tokens_file(tmp_path / "tokens.json", {"tokens": [{"name": "ro", "token": read_token, "access": "read"}]})
     with served(home, "--tokens", str(tokens)) as one, served(home) as two:
         for server in (one, two):
             reader = server.client(token=read_token)
@@ -146,13 +143,9 @@ def test_an_iceberg_token_issued_by_one_replica_is_accepted_by_the_other_until_i
         home: Path, tmp_path: Path, metastore_uri: str) -> None:
     """The Iceberg OAuth exchange's tokens are checked against the shared named tokens: another replica, or a
     restarted one, accepts them; a ``serve --tokens`` that drops the named token ends them on every replica."""
-    tokens = tmp_path / "tokens.json"
     read_token = "a-read-token-for-every-replica-0002"
-    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": read_token, "access": "read"}]}))
-    tokens.chmod(0o600)
-    none = tmp_path / "none.json"
-    none.write_text(json.dumps({"tokens": []}))
-    none.chmod(0o600)
+    tokens = tokens_file(tmp_path / "tokens.json", {"tokens": [{"name": "ro", "token": read_token, "access": "read"}]})
+    none = tokens_file(tmp_path / "none.json", {"tokens": []})
     form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": "ro", "client_secret": read_token}).encode()
     config = "/iceberg/v1/config?warehouse=c"
     with served(home, "--tokens", str(tokens)) as one:

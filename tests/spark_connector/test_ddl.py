@@ -3,7 +3,6 @@ service, and seen at once by this driver and by Spark's own Hive support on the 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.spark_connector.conftest import CATALOG, registered
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 
 DB = f"ddl{os.getpid()}"
 
@@ -190,10 +189,8 @@ def test_mistakes_are_sparks_errors(spark: Any, ddl: str) -> None:
 
 
 def test_a_read_token_is_denied_changes(spark: Any, metastore_uri: str, tmp_path: Path, ddl: str) -> None:
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": "read-only-token-0123456789", "access": "read",
-                                              "catalogs": ["*"]}]}))
-    tokens.chmod(0o600)
+    tokens = tokens_file(tmp_path / "tokens.json", {"tokens": [{"name": "ro", "token": "read-only-token-0123456789", "access": "read",
+                                              "catalogs": ["*"]}]})
     with served(tmp_path / "home", "--tokens", str(tokens)) as service:
         client = service.client()
         client.create_catalog("ro", {"type": "hms", "hive.metastore.uris": metastore_uri})

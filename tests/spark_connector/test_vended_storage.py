@@ -29,7 +29,7 @@ import requests
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from tests.spark_connector.conftest import registered
 from tests.support.s3 import S3Server
-from tests.support.service import Server, served
+from tests.support.service import Server, served, tokens_file
 from tests.support.sts import assumable_role, assume_role_requests
 
 pytestmark = [pytest.mark.metastore, pytest.mark.slow]
@@ -83,9 +83,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, s3_ser
     requests.post(f"{recorder}/reset-recording", timeout=30)
     requests.post(f"{recorder}/start-recording", timeout=30)
     directory = tmp_path_factory.mktemp("spark_vending")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     try:
         with served(directory / "home", "--tokens", str(tokens)) as running:
             client = running.client()

@@ -4,7 +4,6 @@ metastore, committed by the service, compared with what Spark's own Hive support
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Iterator
 from decimal import Decimal
@@ -16,6 +15,7 @@ import pytest
 
 from tests.spark_connector.conftest import CATALOG
 from tests.support.hms import Admin
+from tests.support.service import tokens_file
 
 DB = f"wr{os.getpid()}"
 
@@ -244,9 +244,8 @@ def test_a_read_token_is_refused_before_any_file_is_written(spark: Any, db: str,
     from tests.support.service import served
 
     spark.sql(f"CREATE TABLE spark_catalog.{db}.guarded (id INT) PARTITIONED BY (dt STRING) STORED AS PARQUET")
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({"tokens": [{"name": "ro", "token": "read-only-token-0123456789", "access": "read", "catalogs": ["*"]}]}))
-    tokens.chmod(0o600)
+    tokens = tokens_file(tmp_path / "tokens.json",
+                         {"tokens": [{"name": "ro", "token": "read-only-token-0123456789", "access": "read", "catalogs": ["*"]}]})
     with served(tmp_path / "home", "--tokens", str(tokens)) as service:
         client = service.client()
         client.create_catalog("ro", {"type": "hms", "hive.metastore.uris": metastore_uri})

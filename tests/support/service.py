@@ -147,6 +147,14 @@ class Server:
         return code
 
 
+def tokens_file(path: Path, tokens: Mapping[str, Any]) -> Path:
+    """``serve --tokens``' file at ``path``: ``tokens`` as JSON, readable by its owner only (the service refuses
+    a tokens file others may read)."""
+    path.write_text(json.dumps(tokens), encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
 def send(connection: http.client.HTTPConnection, method: str, path: str, body: bytes | None,
          headers: Mapping[str, str]) -> Answer:
     """One request on ``connection`` (kept open for the next)."""

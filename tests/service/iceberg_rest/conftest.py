@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.service import Answer, Server, served
+from tests.support.service import Answer, Server, served, tokens_file
 
 CATALOG = "ice"
 READ_TOKEN = "iceberg-read-token-of-the-tests-01"
@@ -31,9 +31,7 @@ EVENTS = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_po
 @pytest.fixture(scope="package")
 def iceberg_service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("iceberg-rest")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     with serving_ice(directory / "home", metastore_uri, "--tokens", str(tokens)) as running:
         yield running
 

@@ -24,7 +24,7 @@ import requests
 
 from tests.service.iceberg_rest.conftest import checked
 from tests.support.s3 import S3Server
-from tests.support.service import Answer, Server, served
+from tests.support.service import Answer, Server, served, tokens_file
 from tests.support.sts import assumable_role, assume_role_requests
 
 pytestmark = pytest.mark.metastore
@@ -68,9 +68,7 @@ def recording(s3_server: S3Server) -> Iterator[None]:
 def service(tmp_path_factory: pytest.TempPathFactory, metastore_uri: str, s3_server: S3Server, role_arn: str,
             recording: None) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("vending")
-    tokens = directory / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
-    tokens.chmod(0o600)
+    tokens = tokens_file(directory / "tokens.json", TOKENS)
     store = {"type": "hms", "hive.metastore.uris": metastore_uri, **s3_server.catalog_properties()}
     with served(directory / "home", "--tokens", str(tokens)) as running:
         client = running.client()

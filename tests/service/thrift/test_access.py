@@ -21,6 +21,7 @@ from service.thrift.handler import ConnectionHandler
 from service.tokens import KerberosPrincipals, load_tokens
 from tests.service.thrift.conftest import Endpoint
 from tests.support.hms import Admin
+from tests.support.service import tokens_file
 
 ADMIN_TOKEN = "admin-token-of-the-thrift-tests-01"
 TOKENS = {"tokens": [
@@ -31,9 +32,7 @@ TOKENS = {"tokens": [
 
 @pytest.fixture
 def granted(endpoint: Endpoint, tmp_path: Path) -> Endpoint:
-    path = tmp_path / "tokens.json"
-    path.write_text(json.dumps(TOKENS), encoding="utf-8")
-    path.chmod(0o600)
+    path = tokens_file(tmp_path / "tokens.json", TOKENS)
     named, _ = load_tokens(path, ADMIN_TOKEN)
     endpoint.endpoint.context.principals = KerberosPrincipals(named)
     return endpoint
