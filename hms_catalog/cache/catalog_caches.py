@@ -112,6 +112,8 @@ _PARTITIONS = Tracking(object_of=lambda key: CatalogObject("partition", *key), g
                        group_object=_table_of_group)
 _FILES = Tracking(object_of=lambda key: CatalogObject("files", *key), group_of=_table_group,
                   group_object=_table_of_group, summary=_listing_summary)
+# A plan is an object of its own in the plans' versions: cancelling one spoils the loads of that plan only.
+_PLANS = Tracking(object_of=lambda key: CatalogObject("plan", detail=key))
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ class CatalogCaches:
             # not spoil the catalog's loads in flight.
             iceberg_metadata=cache(ICEBERG_METADATA, -1, ICEBERG_METADATA_CAPACITY, None, CatalogVersions()),
             iceberg_manifests=cache(ICEBERG_MANIFESTS, -1, ICEBERG_MANIFESTS_CAPACITY, None, CatalogVersions()),
-            iceberg_plans=cache(ICEBERG_PLANS, -1, ICEBERG_PLANS_CAPACITY, None, CatalogVersions()),
+            iceberg_plans=cache(ICEBERG_PLANS, -1, ICEBERG_PLANS_CAPACITY, _PLANS, CatalogVersions()),
             versions=versions,
             budget=budget,
         )
@@ -229,9 +231,10 @@ class CatalogCaches:
 
     def invalidate_all(self) -> None:
         """Everything but what cannot be stale: block locations and footers, keyed by file identity (path,
-        size, mtime), so a file that changed gets a new key; Iceberg metadata files and plans, which a commit
-        never rewrites (it writes a new metadata file)."""
+        size, mtime), so a file that changed gets a new key; Iceberg metadata files, manifest lists, manifests and
+        plans, which a commit never rewrites (it writes new files)."""
         for cache in self:
-            if cache not in (self.file_blocks, self.footers, self.iceberg_metadata, self.iceberg_plans):
+            if cache not in (self.file_blocks, self.footers, self.iceberg_metadata, self.iceberg_manifests,
+                             self.iceberg_plans):
                 cache.clear()
         self.filter_refusals.clear()

@@ -12,6 +12,7 @@ metadata JSON has a cache of its own (parsed), and data files, deletes and write
 from __future__ import annotations
 
 import io as _io
+from collections.abc import Callable
 from typing import Any
 
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile
@@ -27,20 +28,22 @@ def is_manifest_file(location: str) -> bool:
 
 
 class _CachedInput(InputFile):
-    """An input file whose whole content is at hand."""
+    """A manifest read whole, once per location, when it is first opened or measured (as pyiceberg's inputs do,
+    a missing file raises FileNotFoundError there, not when the input is made)."""
 
-    def __init__(self, location: str, content: bytes) -> None:
+    def __init__(self, location: str, content: Callable[[], bytes], exists: Callable[[], bool]) -> None:
         super().__init__(location)
         self._content = content
+        self._exists = exists
 
     def __len__(self) -> int:
-        return len(self._content)
+        return len(self._content())
 
     def exists(self) -> bool:
-        return True
+        return self._exists()
 
     def open(self, seekable: bool = True) -> InputStream:
-        return _io.BytesIO(self._content)
+        return _io.BytesIO(self._content())
 
 
 class ManifestCachingIO(FileIO):
@@ -54,7 +57,8 @@ class ManifestCachingIO(FileIO):
     def new_input(self, location: str) -> InputFile:
         if not is_manifest_file(location) or not self._cache.enabled:
             return self._io.new_input(location)
-        return _CachedInput(location, self._cache.get(location, lambda: self._read(location)))
+        return _CachedInput(location, lambda: self._cache.get(location, lambda: self._read(location)),
+                            lambda: self._cache.peek(location) is not None or self._io.new_input(location).exists())
 
     def _read(self, location: str) -> bytes:
         with self._io.new_input(location).open(seekable=False) as stream:
@@ -67,4 +71,6 @@ class ManifestCachingIO(FileIO):
         self._io.delete(location)
 
     def __getattr__(self, name: str) -> Any:  # what else the wrapped IO offers (pyarrow's filesystem, ...)
+        if name.startswith("_"):  # never the wrapper's own fields (a copy or an unpickling asks before they are set)
+            raise AttributeError(name)
         return getattr(self._io, name)

@@ -42,8 +42,8 @@ def reach(directory: Path, database: MetastoreDatabase) -> tuple[MetastoreDataba
         return database, None
     server = own_server(directory, database.database)
     started = not server.running
-    server.start()
     try:
+        server.start()
         server.ensure_database(database.database)
     except BaseException:
         if started:

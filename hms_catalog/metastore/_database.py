@@ -164,8 +164,9 @@ def parse_database(
     try:
         parts = urlsplit(text)
         port = parts.port
-    except ValueError as error:
-        raise ConfigurationError(f"{where} {shown!r}: the port must be a number from 1 to 65535") from error
+    except ValueError:  # not chained: urlsplit's message quotes what it took for the port, a password's start
+        raise ConfigurationError(f"{where} {shown!r}: the port must be a number from 1 to 65535 (a password holding "
+                                 f"'/', '#' or '?' is percent-encoded: %2F, %23, %3F)") from None
     if parts.fragment:
         raise ConfigurationError(f"{where} {shown!r}: a database URL has no #fragment")
     if not parts.hostname:

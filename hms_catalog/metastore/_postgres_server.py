@@ -14,13 +14,16 @@ server started by one process (``hms-catalog metastore start``) is stopped by an
 PostgreSQL refuses to run as root, and CI runs as root: then every server program runs as the ``postgres``
 system user (``subprocess``'s ``user=``, so the postmaster is our direct child and signals reach it, not a
 ``runuser`` in between). When that user cannot enter the folder's parent (``/root``, pytest's 0700 temp root),
-the data and socket folders live in a private folder under the system temp dir instead, named in the
-folder's ``location`` file; the port, password and log files stay in the folder.
+the data and socket folders live in a private folder instead, named in the folder's ``location`` file: under the
+system temp dir for a throw-away cluster, under ``/var/lib/hms-catalog`` for a durable one (so no temp cleaning or
+reboot empties a metastore's database; a recorded folder that is gone is an error, never a new empty cluster).
+The port, password and log files stay in the folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import pwd
 import secrets
@@ -44,6 +47,8 @@ SERVER_USER = "postgres"  # the system user Debian's package makes, who runs the
 _PROGRAMS = ("initdb", "postgres", "pg_ctl", "pg_isready", "psql")
 _DEBIAN_ROOT = Path("/usr/lib/postgresql")
 _PID_FILE = "postmaster.pid"
+# A durable cluster's data when run as root and the server user cannot enter the folder's parent (/root).
+DURABLE_ROOT = Path("/var/lib/hms-catalog")
 
 
 def find_binaries() -> Path | None:
@@ -164,9 +169,13 @@ class PostgresServer:
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, **self._run_as(),
                 )
                 self._wait_ready(self._process)
-        if fresh:
-            self.psql(f"CREATE ROLE \"{self.user}\" LOGIN PASSWORD '{self.password}';\n"
-                      f"CREATE DATABASE \"{self.database}\" OWNER \"{self.user}\";\n")
+        try:  # at every start, not only the first: a start interrupted before them must not leave a server no one logs in to
+            if not self.psql(f"SELECT 1 FROM pg_roles WHERE rolname = '{self.user}';").strip():
+                self.psql(f"CREATE ROLE \"{self.user}\" LOGIN PASSWORD '{self.password}';\n")
+            self.ensure_database(self.database)
+        except BaseException:
+            self.stop()
+            raise
 
     def ensure_database(self, name: str) -> None:
         """Make the database ``name``, owned by :attr:`user`, unless it exists."""
@@ -228,9 +237,15 @@ class PostgresServer:
         return "(no log)"
 
     def _make_cluster(self) -> None:
-        lost = self._private is None or not self._private.is_dir()  # never made, or the temp dir was cleaned
+        if self._private is not None and not self._private.is_dir() and self.durable:
+            # A durable cluster's data is never made again behind its user's back: that would be an empty metastore
+            # on the same port and password, every database and table gone without a word.
+            raise EmbeddedMetastoreError(
+                f"the PostgreSQL data folder {self._private} recorded in {self._location_file} is gone; restore it, or "
+                f"remove {self.directory} to start over with an empty database")
+        lost = self._private is None or not self._private.is_dir()  # never made, or a throw-away's temp dir was cleaned
         if self._as_root and lost and not self._can_enter(self.directory.parent):
-            self._private = Path(tempfile.mkdtemp(prefix="hms-catalog-postgres-"))
+            self._private = self._private_folder()
             self._location_file.write_text(f"{self._private}\n", encoding="utf-8")
         for folder in (self.root, self.socket_dir):
             folder.mkdir(exist_ok=True)
@@ -247,6 +262,16 @@ class PostgresServer:
         )
         if result.returncode != 0:
             raise EmbeddedMetastoreError(f"initdb failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}")
+
+    def _private_folder(self) -> Path:
+        """Where the server user can reach the data when it cannot enter our folder: for a throw-away cluster a
+        temp folder; for a durable one a folder under /var/lib that no temp cleaning or reboot takes away."""
+        if not self.durable:
+            return Path(tempfile.mkdtemp(prefix="hms-catalog-postgres-"))
+        digest = hashlib.sha256(str(self.directory.resolve()).encode()).hexdigest()[:16]
+        folder = DURABLE_ROOT / f"postgres-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def _start_daemon(self, settings: dict[str, str], log: int) -> None:
         """``pg_ctl start``: the postmaster is pg_ctl's child, so it outlives us and leaves us no child to reap.

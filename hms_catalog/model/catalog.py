@@ -132,11 +132,13 @@ class ExternalCatalog:
 
     def close(self) -> None:
         """Stop following events, close the metastore connections and empty the caches; idempotent."""
-        if self.follower is not None:
-            self.follower.stop()
-        self.client.close()
-        self.storage.close()
-        self.caches.close()  # its share of the process's cache memory goes to the catalogs that go on
+        try:
+            if self.follower is not None:
+                self.follower.stop()
+            self.client.close()
+            self.storage.close()
+        finally:
+            self.caches.close()  # its share of the process's cache memory goes to the catalogs that go on
 
     def follow_events(self) -> None:
         """Follow the metastore's events from now on (a serving process: from the catalog's definition on,

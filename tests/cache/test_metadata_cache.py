@@ -182,9 +182,21 @@ def test_catalog_caches_invalidate_a_table_everywhere_and_nothing_else() -> None
     assert caches.files.peek(("db2", "t", "file:///w2/t")) == ["g1"]
 
     caches.file_blocks.put(("file:///w/t/p=1/f1", 10, 1), ((0, 10, ("h",)),), ticket=0)
+    manifest = "file:///w/ice/metadata/snap-1.avro"
+    caches.iceberg_manifests.put(manifest, b"avro", ticket=0)
     caches.invalidate_all()
-    assert all(len(cache) == 0 for cache in caches if cache is not caches.file_blocks)
+    assert all(len(cache) == 0 for cache in caches if cache not in (caches.file_blocks, caches.iceberg_manifests))
     assert caches.file_blocks.peek(("file:///w/t/p=1/f1", 10, 1)) is not None  # keyed by identity: never stale
+    assert caches.iceberg_manifests.peek(manifest) == b"avro"  # never rewritten: a REFRESH keeps it
+
+
+def test_cancelling_one_plan_spoils_the_loads_of_that_plan_only() -> None:
+    plans = CatalogCaches.from_config(CacheConfig()).iceberg_plans
+    ticket = plans.ticket()  # two plans being made at once, one of them cancelled meanwhile
+    plans.invalidate("plan-b")
+    assert plans.put("plan-a", "tasks of a", ticket=ticket)
+    assert not plans.put("plan-b", "tasks of b", ticket=ticket)
+    assert plans.peek("plan-a") == "tasks of a" and plans.peek("plan-b") is None
 
 
 def test_cache_properties_are_validated() -> None:
