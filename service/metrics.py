@@ -1,6 +1,6 @@
 """``GET /metrics`` in Prometheus' text format: requests and latency by route, metastore calls by catalog
-and method, cache hits, misses, loads, entries, bytes and evictions by catalog and cache, and the caches'
-memory budget with the bytes held under it.
+and method, cache hits, misses, loads, entries, bytes and evictions by catalog and cache, the caches'
+memory budget with the bytes held under it, and each metastore event follower's counters by catalog.
 
 Request counters live here; the catalog figures are read from the live catalogs at scrape time (a
 catalog rebuilt after ALTER starts its counters again, which Prometheus reads as a counter reset).
@@ -60,6 +60,7 @@ class RequestMetrics:
 
 
 def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog], budget: MemoryBudget | None = None) -> str:
+    catalogs = sorted(catalogs, key=lambda each: each.name)
     lines = requests.lines()
     calls = ["# HELP hms_catalog_metastore_calls_total Metastore calls answered, by catalog and thrift method.",
              "# TYPE hms_catalog_metastore_calls_total counter"]
@@ -77,7 +78,7 @@ def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog]
     entries = ["# HELP hms_catalog_cache_entries Entries held, by catalog and cache.", "# TYPE hms_catalog_cache_entries gauge"]
     held = ["# HELP hms_catalog_cache_bytes Bytes held (as measured for the memory budget), by catalog and cache.",
             "# TYPE hms_catalog_cache_bytes gauge"]
-    for catalog in sorted(catalogs, key=lambda each: each.name):
+    for catalog in catalogs:
         snapshot = catalog.metrics()
         for method, count in sorted(snapshot.calls.items()):
             calls.append(f"hms_catalog_metastore_calls_total{_labels(catalog=catalog.name, method=method)} {count}")
@@ -94,7 +95,38 @@ def render_metrics(requests: RequestMetrics, catalogs: Iterable[ExternalCatalog]
             entries.append(f"hms_catalog_cache_entries{labels} {stats.entries}")
             held.append(f"hms_catalog_cache_bytes{labels} {stats.bytes}")
     return "\n".join([*lines, *calls, *errors, *(line for each in caches.values() for line in each), *entries, *held,
-                      *_budget_lines(budget)]) + "\n"
+                      *_budget_lines(budget), *_follower_lines(catalogs)]) + "\n"
+
+
+# The event followers' counters (FollowerStatus fields), as counters and gauges by catalog.
+_FOLLOWER_COUNTERS = (
+    ("events", "Metastore events read, by catalog."),
+    ("batches", "Batches of events applied, each in one pass (one invalidation pass, one change-log entry set)."),
+    ("applied", "Events applied to the caches (superseded and ignored ones are not)."),
+    ("superseded", "Events a later event of their batch made pointless to apply (still logged)."),
+    ("full_invalidations", "Times the whole catalog was dropped: events gone from the log, too far behind, or a "
+                           "batch that failed."),
+    ("skipped", "Events never applied because the whole catalog was dropped instead."),
+)
+_FOLLOWER_GAUGES = (
+    ("last_event_id", "The id of the newest metastore event applied."),
+    ("last_batch_events", "Events in the last batch applied."),
+    ("last_batch_seconds", "Seconds the last batch took to apply."),
+)
+
+
+def _follower_lines(catalogs: Iterable[ExternalCatalog]) -> list[str]:
+    followed = [(catalog.name, catalog.follower.status()) for catalog in catalogs if catalog.follower is not None]
+    lines: list[str] = []
+    for field, help_text in _FOLLOWER_COUNTERS:
+        lines += [f"# HELP hms_catalog_events_{field}_total {help_text}", f"# TYPE hms_catalog_events_{field}_total counter"]
+        lines += [f"hms_catalog_events_{field}_total{_labels(catalog=name)} {getattr(status, field)}"
+                  for name, status in followed]
+    for field, help_text in _FOLLOWER_GAUGES:
+        lines += [f"# HELP hms_catalog_events_{field} {help_text}", f"# TYPE hms_catalog_events_{field} gauge"]
+        lines += [f"hms_catalog_events_{field}{_labels(catalog=name)} {getattr(status, field) or 0}"
+                  for name, status in followed]
+    return lines
 
 
 def _budget_lines(budget: MemoryBudget | None) -> list[str]:

@@ -90,21 +90,28 @@ class SharedCatalogVersions(CatalogVersions):
 
     def record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
         """Cut here at once; log in the store (now, or with the fenced batch this thread is in)."""
+        return self.record_all(((kind, obj),), source)
+
+    def record_all(self, changes: Sequence[tuple[ChangeKind, CatalogObject]], source: ChangeSource) -> int:
+        """:meth:`record` of several changes in one store transaction (a follower's batch of events)."""
+        pending = [(kind, obj, source) for kind, obj in changes]
         buffer: list[PendingChange] | None = getattr(self._fenced, "buffer", None)
         with self._lock:
-            self._tick += 1
-            self._note(kind, obj, source, self._tick)
+            for kind, obj, _ in pending:
+                self._tick += 1
+                self._note(kind, obj, source, self._tick)
         if buffer is not None:
-            buffer.append((kind, obj, source))
+            buffer.extend(pending)
             return self.current
         try:
             with self._flushing:  # after whatever waits in the outbox, which was recorded before
                 self.flush()
-                version = self.shared.append(self.catalog_id, [(kind, obj, source)])
+                version = self.shared.append(self.catalog_id, pending)
         except StoreUnavailableError as error:  # kept in the outbox; the follower thread tries again
             with self._lock:
-                self._outbox.append((kind, obj, source))
-            _log.warning("catalog %s: the change log is not reachable, %s waits: %s", self.catalog_id, obj, error)
+                self._outbox.extend(pending)
+            _log.warning("catalog %s: the change log is not reachable, %s waits: %s", self.catalog_id,
+                         ", ".join(str(obj) for _, obj, _ in pending[:3]) + (" ..." if len(pending) > 3 else ""), error)
             return self.current
         self.catch_up()
         return version
@@ -173,6 +180,8 @@ class SharedCatalogVersions(CatalogVersions):
                         elsewhere.append(change)
                 if first and not found:
                     self._current = self._forgotten = max(self._current, newest)
+                if found:
+                    self._logged.notify_all()  # once for all absorbed: a batch logged together wakes a long poll once
         for listener in self._listeners if elsewhere else ():
             listener(elsewhere)
         return elsewhere

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -162,8 +162,16 @@ class CatalogVersions:
 
     def record(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource) -> int:
         """Log a change; drops and invalidations also cut the object (spoiling loads in flight)."""
+        return self.record_all(((kind, obj),), source)
+
+    def record_all(self, changes: Sequence[tuple[ChangeKind, CatalogObject]], source: ChangeSource) -> int:
+        """Log ``changes`` in order, together: a follower's batch of events is one announcement, so a long poll
+        wakes once and finds all of it, never the first half. Returns the newest version."""
         with self._lock:
-            return self._record(kind, obj, source)
+            for kind, obj in changes:
+                self._record(kind, obj, source)
+            self._logged.notify_all()
+            return self._tick
 
     def cut(self, obj: CatalogObject) -> int:
         """Spoil the loads in flight of ``obj`` and everything under it, without logging a change."""
@@ -213,6 +221,7 @@ class CatalogVersions:
                     self._record(ChangeKind.DROPPED, child, ChangeSource.LOAD)
             elif previous != fingerprint:
                 self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
+            self._logged.notify_all()
             return version
 
     def changes(self, since: int = 0) -> ChangeLog:
@@ -253,11 +262,11 @@ class CatalogVersions:
         return version
 
     def _append(self, change: Change) -> None:
-        """Add ``change`` to the bounded log and wake the long polls (callers hold the lock)."""
+        """Add ``change`` to the bounded log (callers hold the lock, and wake the long polls once they have
+        appended everything they log together)."""
         if len(self._log) == self._log.maxlen:
             self._forgotten = self._log[0].version
         self._log.append(change)
-        self._logged.notify_all()
 
     def _note(self, kind: ChangeKind, obj: CatalogObject, source: ChangeSource, tick: int, *, elsewhere: bool = False) -> None:
         """What a change means for loads here: spoil those in flight; forget fingerprints it makes stale.

@@ -7,9 +7,13 @@ the table's entries; a rename is a drop of the old name plus a create of the new
 found by lookup (:class:`CatalogCaches` groups keys by table), so an event about a table that was never
 loaded costs a few dictionary lookups and a change-log entry.
 
-Within one batch, events made pointless by a later one (changes to a table that is dropped further on,
-two ALTERs of one table) are not applied, as Doris's event batching does; they are still logged, since
-the change log is a history of what happened, not of what was applied.
+A fetched batch is applied as one: what its events make stale is gathered first, grouped by table
+(:mod:`hms_catalog.events._invalidations`), dropped in one pass, and then the batch's changes are logged
+together, one announcement on the change feed (one store transaction where replicas share the log) after
+the drops, so whoever it wakes reads fresh entries. Within a batch, events made pointless by a later one
+(changes to a table that is dropped further on, two ALTERs of one table) are not applied, as Doris's event
+batching does; they are still logged, since the change log is a history of what happened, not of what was
+applied.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from dataclasses import dataclass
 
 from hms_catalog.cache import CatalogCaches
 from hms_catalog.cache.versions import CatalogObject, ChangeKind, ChangeSource
+from hms_catalog.events._invalidations import Invalidations
 from hms_catalog.events.messages import MetastoreEvent
 
-__all__ = ["EventApplier", "changes_of", "without_superseded", "TABLE_EVENTS", "DATABASE_EVENTS"]
+__all__ = ["BatchOutcome", "EventApplier", "changes_of", "without_superseded", "TABLE_EVENTS", "DATABASE_EVENTS"]
 
 DATABASE_EVENTS = frozenset({"CREATE_DATABASE", "DROP_DATABASE", "ALTER_DATABASE"})
 TABLE_EVENTS = frozenset({"CREATE_TABLE", "DROP_TABLE", "ALTER_TABLE", "ADD_PARTITION", "DROP_PARTITION",
@@ -96,9 +101,20 @@ def changes_of(event: MetastoreEvent) -> list[tuple[ChangeKind, CatalogObject]]:
     return []
 
 
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What applying one batch did: events applied (an own DDL's event counts: the DDL applied it), superseded
+    by a later event of the batch (logged only), ignored (nothing cached for their kind), and changes logged."""
+
+    applied: int = 0
+    superseded: int = 0
+    ignored: int = 0
+    changes: int = 0
+
+
 @dataclass
 class EventApplier:
-    """Turns events into cache invalidations and change-log entries for one catalog.
+    """Turns batches of events into cache invalidations and change-log entries for one catalog.
 
     ``on_database``: told of a database whose own definition changed or that was dropped, so the catalog
     can forget its handle.
@@ -107,82 +123,95 @@ class EventApplier:
     caches: CatalogCaches
     on_database: Callable[[str], None] = lambda name: None
 
+    def apply_batch(self, events: Sequence[MetastoreEvent]) -> BatchOutcome:
+        """Apply a fetched batch in one pass: gather what each event makes stale (grouped by table), drop it,
+        then log the batch's changes together, so that whoever the change log wakes finds the caches dropped.
+
+        Events a later one of the batch supersedes are logged but not applied; an event of this catalog's own
+        DDL is neither (the DDL applied and logged it already)."""
+        kept, superseded = without_superseded(events)
+        chosen = {id(event) for event in kept}
+        drops = Invalidations()
+        changes: list[tuple[ChangeKind, CatalogObject]] = []
+        applied = ignored = 0
+        for event in events:  # in order, so the change log reads as the metastore's history
+            gather = _GATHER.get(event.event_type)
+            if gather is None:
+                ignored += 1
+                continue
+            if self.caches.self_events.consume(event.event_type, event.database, event.table or ""):
+                applied += id(event) in chosen
+                continue
+            changes.extend(changes_of(event))
+            if id(event) in chosen:
+                gather(self, event, drops)
+                applied += 1
+        drops.drop(self.caches, self.on_database)
+        if changes:
+            self.caches.versions.record_all(changes, ChangeSource.EVENT)
+        return BatchOutcome(applied, superseded, ignored, len(changes))
+
     def apply(self, event: MetastoreEvent) -> bool:
-        """Log and apply one event; False when the event is of a kind the catalog caches nothing for. An event
-        of one of this catalog's own DDLs is neither: the DDL applied and logged it already."""
-        handler = getattr(self, "_" + event.event_type.lower(), None)
-        if handler is None:
-            return False
-        if self.caches.self_events.consume(event.event_type, event.database, event.table or ""):
-            return True
-        self.log(event)
-        handler(event)
-        return True
+        """:meth:`apply_batch` of one event; False when the catalog caches nothing for its kind."""
+        return self.apply_batch([event]).applied == 1
 
-    def log(self, event: MetastoreEvent) -> None:
-        """Only log what ``event`` changed (for an event a later one of its batch made pointless to apply)."""
-        if self.caches.self_events.consume(event.event_type, event.database, event.table or ""):
-            return
-        for kind, obj in changes_of(event):
-            self.caches.versions.record(kind, obj, ChangeSource.EVENT)
+    def _create_database(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        drops.names(None)
 
-    def _create_database(self, event: MetastoreEvent) -> None:
-        self.caches.invalidate_table_names(None)
+    def _drop_database(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        drops.database(event.database)
 
-    def _drop_database(self, event: MetastoreEvent) -> None:
-        self.caches.invalidate_database(event.database)
-        self.on_database(event.database)
+    def _alter_database(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        drops.forgotten.add(event.database)
 
-    def _alter_database(self, event: MetastoreEvent) -> None:
-        self.on_database(event.database)
+    def _create_table(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        self._name_changed(event.database, event.table or "", drops)
 
-    def _create_table(self, event: MetastoreEvent) -> None:
-        self._name_changed(event.database, event.table or "")
+    def _drop_table(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        self._name_changed(event.database, event.table or "", drops)
 
-    def _drop_table(self, event: MetastoreEvent) -> None:
-        self._name_changed(event.database, event.table or "")
-
-    def _alter_table(self, event: MetastoreEvent) -> None:
+    def _alter_table(self, event: MetastoreEvent, drops: Invalidations) -> None:
         table = event.table or ""
         if event.renamed:
-            self._name_changed(event.database, table)
-            self._name_changed(event.new_database or event.database, event.new_table or "")
+            self._name_changed(event.database, table, drops)
+            self._name_changed(event.new_database or event.database, event.new_table or "", drops)
             return
-        self.caches.invalidate_table(event.database, table)
+        drops.table(event.database, table)
 
-    def _add_partition(self, event: MetastoreEvent) -> None:
-        self.caches.invalidate_partitions(event.database, event.table or "", [p.name for p in event.partitions],
-                                          [p.location for p in event.partitions if p.location])
+    def _add_partition(self, event: MetastoreEvent, drops: Invalidations) -> None:
+        drops.partitions(event.database, event.table or "", [p.name for p in event.partitions],
+                         [p.location for p in event.partitions if p.location])
 
-    def _drop_partition(self, event: MetastoreEvent) -> None:
+    def _drop_partition(self, event: MetastoreEvent, drops: Invalidations) -> None:
         table = event.table or ""
         names = [p.name for p in event.partitions]
-        self.caches.invalidate_partitions(event.database, table, names, self._locations(event.database, table, names))
+        drops.partitions(event.database, table, names, self._locations(event.database, table, names))
 
-    def _alter_partition(self, event: MetastoreEvent) -> None:
+    def _alter_partition(self, event: MetastoreEvent, drops: Invalidations) -> None:
         table = event.table or ""
         changed = [*event.previous_partitions, *event.partitions]
         names = list(dict.fromkeys(p.name for p in changed))
         locations = {p.location for p in changed if p.location} | set(self._locations(event.database, table, names))
         renamed = {p.name for p in event.previous_partitions} - {p.name for p in event.partitions}
-        self.caches.invalidate_partitions(event.database, table, names, locations, name_lists=bool(renamed))
+        drops.partitions(event.database, table, names, locations, name_lists=bool(renamed))
 
-    def _insert(self, event: MetastoreEvent) -> None:
+    def _insert(self, event: MetastoreEvent, drops: Invalidations) -> None:
         """New files: the written partition's listing (all the table's listings when it cannot be told)."""
         table = event.table or ""
         if not event.partitions:
-            self.caches.invalidate_listings(event.database, table)
+            drops.listings(event.database, table)
             return
         names = [p.name for p in event.partitions]
         known = [p.location for p in event.partitions if p.location] or self._locations(event.database, table, names)
-        self.caches.invalidate_partitions(event.database, table, names, known, name_lists=False)
+        drops.partitions(event.database, table, names, known, name_lists=False)
         if not known:
-            self.caches.invalidate_listings(event.database, table)
+            drops.listings(event.database, table)
 
-    def _name_changed(self, database: str, table: str) -> None:
+    @staticmethod
+    def _name_changed(database: str, table: str, drops: Invalidations) -> None:
         """A name that appeared or vanished: the database's table list and anything cached under it."""
-        self.caches.invalidate_table_names(database)
-        self.caches.invalidate_table(database, table)
+        drops.names(database)
+        drops.table(database, table)
 
     def _locations(self, database: str, table: str, names: Sequence[str]) -> list[str]:
         """Locations of partitions the cache knows (to drop their listings); unknown ones are skipped:
@@ -194,3 +223,18 @@ class EventApplier:
             if location:
                 found.append(location)
         return found
+
+
+_Gather = Callable[[EventApplier, MetastoreEvent, Invalidations], None]
+_GATHER: dict[str, _Gather] = {
+    "CREATE_DATABASE": EventApplier._create_database,
+    "DROP_DATABASE": EventApplier._drop_database,
+    "ALTER_DATABASE": EventApplier._alter_database,
+    "CREATE_TABLE": EventApplier._create_table,
+    "DROP_TABLE": EventApplier._drop_table,
+    "ALTER_TABLE": EventApplier._alter_table,
+    "ADD_PARTITION": EventApplier._add_partition,
+    "DROP_PARTITION": EventApplier._drop_partition,
+    "ALTER_PARTITION": EventApplier._alter_partition,
+    "INSERT": EventApplier._insert,
+}

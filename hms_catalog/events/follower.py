@@ -5,9 +5,17 @@ every change made after any load is seen. It then asks for the events after the 
 ``batch_size`` at a time, every ``polling_interval`` seconds (at once again while batches come back
 full). Readers never wait for it: applying an event only drops cache entries.
 
-Nothing is ever skipped silently. Events missing from the log (cleaned up on the server after their
-time to live, or a metastore whose log went backwards) and a batch that fails halfway both fall back to
-invalidating the whole catalog, which is always correct, only slower.
+Each fetched batch is applied in one pass (:meth:`EventApplier.apply_batch`): one invalidation pass grouped
+by table, then one change-log entry set for the whole batch, and with a lease one store transaction that
+also stores the batch's last event id; nothing is asked of the metastore or the store per event.
+
+Nothing is ever skipped silently. Events missing from the log (cleaned up on the server after their time to
+live: the next event's id is past ours + 1, nothing newer than ours is left while the newest id is past ours,
+or the metastore answers that they were cleaned up), a metastore whose log went backwards, a follower more
+than ``max_pending`` events behind (``hive.hms_events_max_pending``) and a batch that fails halfway all fall
+back to invalidating the whole catalog, which is always correct, only slower: one warning naming the catalog
+and the gap, one ``invalidated catalog`` entry (source ``event``) on the change feed, and following goes on
+from the newest event (a gap: from the first event still there).
 
 Replicas of a service sharing one store follow each catalog from one replica at a time: given a
 :class:`FollowLease`, the follower asks before each poll whether it holds the lease, resumes where the
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -35,10 +44,10 @@ from typing import Protocol
 
 from hms_catalog.client.calls import MetastoreCalls
 from hms_catalog.client.hive_thrift import ttypes
-from hms_catalog.errors import HmsCatalogError, LeaseLostError
-from hms_catalog.events.apply import EventApplier, without_superseded
+from hms_catalog.errors import HmsCatalogError, LeaseLostError, MetastoreError
+from hms_catalog.events.apply import EventApplier
 from hms_catalog.events.messages import decode_event
-from hms_catalog.properties import METASTORE_CATALOG_DEFAULT, EventsConfig
+from hms_catalog.properties import EVENTS_MAX_PENDING, METASTORE_CATALOG_DEFAULT, EventsConfig
 
 __all__ = ["EventFollower", "FollowerStatus", "FollowLease", "LOG_CHECK_SECONDS"]
 
@@ -47,6 +56,9 @@ _log = logging.getLogger(__name__)
 # How often an idle follower also asks for the newest event id, to notice a log that went backwards.
 LOG_CHECK_SECONDS = 60.0
 _STOP_TIMEOUT = 5.0
+# How a metastore (or a proxy in front of one) says the events asked for were cleaned up: Hive's own clients
+# raise "Notification events are missing in the meta store." for what a follower meets as a gap.
+_CLEANED_UP = re.compile(r"events are missing|cleaned up", re.IGNORECASE)
 
 
 class FollowLease(Protocol):
@@ -88,6 +100,10 @@ class FollowerStatus:
     failures: int = 0
     last_error: str | None = None
     last_poll_at: float | None = None
+    batches: int = 0  # batches applied, each in one pass
+    skipped: int = 0  # events never applied: gone from the log, or jumped over by a follower too far behind
+    last_batch_events: int = 0
+    last_batch_seconds: float = 0.0
 
 
 class EventFollower:
@@ -213,75 +229,111 @@ class EventFollower:
             self.lease.release()
 
     def poll(self) -> int:
-        """Fetch and apply every event available now; returns how many were applied."""
+        """Fetch and apply every event available now, a batch at a time; returns how many were applied."""
         self.begin()
         with self._poll_lock:
             applied = 0
             while not self._stopping.is_set():
                 last = self._last
                 assert last is not None, "begin() sets it and nothing unsets it"
-                events = self._client.get_next_notification(last, self.config.batch_size)
-                self._count(polls=1, last_poll_at=time.time())
+                try:
+                    events = self._client.get_next_notification(last, self.config.batch_size)
+                except MetastoreError as error:
+                    current = self._client.get_current_notification_event_id() if _CLEANED_UP.search(str(error)) else last
+                    if current <= last:  # another failure, or nothing newer to go on from: asked again next time
+                        raise
+                    self._skip(f"the metastore answers that events after {last} were cleaned up ({error})", current)
+                    continue
+                self._count(polls=1)
+                self._set(last_poll_at=time.time())
                 if not events:
                     self._check_log()
                     return applied
+                full = len(events) >= self.config.batch_size
+                if full and self._too_far_behind(last):
+                    continue
                 first = events[0].eventId
-                if first > last + 1:
-                    self._missed(f"events {last + 1}..{first - 1} are no longer in the metastore's log")
-                applied += self._apply_batch(events)
+                gap = f"events {last + 1}..{first - 1} are no longer in the metastore's log" if first > last + 1 else None
+                applied += self._apply_batch(events, gap, skipped=max(0, first - last - 1))
                 self._last = events[-1].eventId
-                if len(events) < self.config.batch_size:
+                if not full:
                     return applied
             return applied
 
-    def _apply_batch(self, events: list[ttypes.NotificationEvent]) -> int:
-        applied = ignored = 0
+    def _apply_batch(self, events: list[ttypes.NotificationEvent], gap: str | None = None, skipped: int = 0) -> int:
+        """One pass over one fetched batch, stored (with a lease) as one transaction with its last event id.
+        ``gap``: events before the batch are gone from the log, so the whole catalog is dropped first."""
+        started = time.perf_counter()
         try:
             decoded = [decode_event(event) for event in events if _ours(event, self._metastore_catalog)]
-            kept, superseded = without_superseded(decoded)
-            chosen = {id(event) for event in kept}
-            for event in decoded:  # in order, so the change log reads as the metastore's history
-                with self._applying(event.event_id):
-                    if id(event) not in chosen:
-                        self._applier.log(event)
-                    elif self._applier.apply(event):
-                        applied += 1
-                    else:
-                        ignored += 1
-            if self.lease is not None:
-                self.lease.advance(events[-1].eventId)
+            with self._applying(events[-1].eventId):
+                if gap is not None:
+                    self._missed(gap, skipped=skipped)
+                outcome = self._applier.apply_batch(decoded)
         except LeaseLostError:
             raise  # another replica follows now, from the last event stored: nothing here is stale for it
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the catalog must not stay stale
             self._missed(f"applying events {events[0].eventId}..{events[-1].eventId} failed: {error}")
-            return applied
-        self._count(events=len(events), applied=applied, superseded=superseded,
-                    ignored=ignored + len(events) - len(decoded))
-        return applied
+            return 0
+        self._count(events=len(events), batches=1, applied=outcome.applied, superseded=outcome.superseded,
+                    ignored=outcome.ignored + len(events) - len(decoded))
+        self._set(last_batch_events=len(events), last_batch_seconds=round(time.perf_counter() - started, 6))
+        return outcome.applied
+
+    def _too_far_behind(self, last: int) -> bool:
+        """After a full batch: whether more than ``max_pending`` events wait (then all is dropped and following
+        goes on from the newest event: reloading what is read is quicker than applying that many)."""
+        bound = self.config.max_pending
+        if bound <= 0:
+            return False
+        current = self._client.get_current_notification_event_id()
+        if current - last <= bound:
+            return False
+        self._skip(f"{current - last} events behind (events {last + 1}..{current}), more than "
+                   f"{EVENTS_MAX_PENDING}={bound}", current)
+        return True
+
+    def _skip(self, reason: str, current: int | None = None) -> None:
+        """Drop everything and go on from the metastore's newest event (with a lease, the drop is logged in the
+        same transaction that stores the new position)."""
+        last = self._last or 0
+        current = self._client.get_current_notification_event_id() if current is None else current
+        with self._applying(current):
+            self._missed(f"{reason}; following from event {current}", skipped=max(0, current - last))
+        self._last = current
 
     def _applying(self, event_id: int) -> AbstractContextManager[None]:
         return self.lease.applying(event_id) if self.lease is not None else contextlib.nullcontext()
 
     def _check_log(self) -> None:
         """Now and then, while idle: a current id below ours means the log went backwards (a new metastore
-        database); follow the new one from where it is."""
+        database); one above ours with nothing after ours to read, that the events in between were cleaned up
+        with no newer one to show the gap. Either way, follow the log from where it is."""
         if self._clock() - self._last_log_check < LOG_CHECK_SECONDS:
             return
         self._last_log_check = self._clock()
         current = self._client.get_current_notification_event_id()
-        if self._last is not None and current < self._last:
-            self._missed(f"the metastore's newest event is {current}, older than {self._last} already seen")
+        last = self._last
+        if last is None:
+            return
+        if current < last:
+            self._missed(f"the metastore's newest event is {current}, older than {last} already seen")
             self._last = current
+        elif current > last and not self._client.get_next_notification(last, 1):
+            self._skip(f"events {last + 1}..{current} are no longer in the metastore's log", current)
 
-    def _missed(self, reason: str) -> None:
+    def _missed(self, reason: str, *, skipped: int = 0) -> None:
         _log.warning("catalog %s: %s; invalidating the whole catalog", self.catalog, reason)
-        self._count(full_invalidations=1, last_error=reason)
+        self._count(full_invalidations=1, skipped=skipped)
+        self._set(last_error=reason)
         self._invalidate_all(reason)
 
-    def _count(self, **changes: object) -> None:
+    def _count(self, **increments: int) -> None:
         status = self._status
-        values = {key: getattr(status, key) + value if isinstance(value, int) else value for key, value in changes.items()}
-        self._status = replace(status, **values)  # type: ignore[arg-type]
+        self._status = replace(status, **{key: getattr(status, key) + value for key, value in increments.items()})
+
+    def _set(self, **values: object) -> None:
+        self._status = replace(self._status, **values)  # type: ignore[arg-type]
 
     def _run(self) -> None:
         if self.lease is None:
@@ -297,7 +349,8 @@ class EventFollower:
                 try:
                     self.anchor()  # before claiming: a new lease then resumes from here, never from "now"
                 except Exception as error:  # noqa: BLE001 - a metastore or store that is away is asked again
-                    self._count(failures=1, last_error=str(error))
+                    self._count(failures=1)
+                    self._set(last_error=str(error))
                     _log.warning("catalog %s: storing the events' starting position failed: %s", self.catalog, error)
                     continue
             if not self.lease.hold():
@@ -318,8 +371,9 @@ class EventFollower:
             self._last = None
             _log.info("catalog %s: %s", self.catalog, error)
         except Exception as error:  # noqa: BLE001 - a metastore that is away is asked again next time
-                self._count(failures=1, last_error=str(error))
-                _log.warning("catalog %s: reading metastore events failed: %s", self.catalog, error)
+            self._count(failures=1)
+            self._set(last_error=str(error))
+            _log.warning("catalog %s: reading metastore events failed: %s", self.catalog, error)
 
 
 def _ours(event: object, metastore_catalog: str | None) -> bool:

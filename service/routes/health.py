@@ -46,7 +46,8 @@ def event_followers(state: ServiceState) -> dict[str, Any]:
         lease = getattr(follower.lease, "lease", None)
         answer[catalog.name] = {"running": status.running, "holds_lease": follower.lease is None or lease is not None,
                                 "last_event_id": status.last_event_id, "events": status.events, "applied": status.applied,
-                                "failures": status.failures, "last_error": status.last_error}
+                                "batches": status.batches, "full_invalidations": status.full_invalidations,
+                                "skipped": status.skipped, "failures": status.failures, "last_error": status.last_error}
     return answer
 
 

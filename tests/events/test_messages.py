@@ -81,3 +81,36 @@ def test_ten_thousand_partitions_of_one_call_are_decoded_whole() -> None:
         assert decoded.partitions[-1].location == partitions[-1].sd.location
         assert [(p.name, p.location) for p in decoded.partitions] == [
             (make_partition_name(["dt", "part"], p.values), p.sd.location) for p in partitions]
+
+
+def _event(kind: str, **fields: str) -> ttypes.NotificationEvent:
+    return ttypes.NotificationEvent(eventId=8, eventTime=1, eventType=kind, dbName="db", tableName="wide",
+                                    message=json.dumps({"db": "db", "table": "wide", **fields}), messageFormat="json-0.2")
+
+
+def test_table_objects_read_as_thrift_reads_them() -> None:
+    """An ALTER TABLE's tables (names, partition keys, parameters with an Iceberg metadata location) and the tables
+    and partitions of partition events, read with json, as thrift's own reader gives them."""
+    before = table_struct("Db", "Wide", [("id", "int")], "file:/w/wide", partition_keys=[("DT", "string"), ("part", "string")],
+                          parameters={"metadata_location": 's3://b/ünï "q"/1.json', "empty": ""})
+    after = table_struct("db2", "Renamed", [("id", "int")], "file:/w/wide", partition_keys=[("dt", "string")],
+                         parameters={"metadata_location": "s3://b/2.json"})
+    altered = decode_event(_event("ALTER_TABLE", tableObjBeforeJson=serialize(before, _JSON).decode("utf-8"),
+                                  tableObjAfterJson=serialize(after, _JSON).decode("utf-8")))
+    assert (altered.database, altered.table, altered.new_database, altered.new_table) == ("db", "wide", "db2", "renamed")
+    assert (altered.previous_metadata_location, altered.metadata_location) == ('s3://b/ünï "q"/1.json', "s3://b/2.json")
+    unpartitioned = table_struct("db", "wide", [("id", "int")], "file:/w/wide")
+    unpartitioned.parameters = {}
+    plain = decode_event(_event("ALTER_TABLE", tableObjAfterJson=serialize(unpartitioned, _JSON).decode("utf-8")))
+    assert plain.metadata_location is None and not plain.renamed
+
+    table = serialize(before, _JSON).decode("utf-8")
+    old, new = _partition(["a", "b"], "file:/w/wide/dt=a/part=b"), _partition(["a", "c"], "file:/w/wide/dt=a/part=c")
+    moved = decode_event(_event("ALTER_PARTITION", tableObjJson=table, partitionObjBeforeJson=serialize(old, _JSON).decode(),
+                                partitionObjAfterJson=serialize(new, _JSON).decode()))
+    assert [(p.name, p.location) for p in (*moved.previous_partitions, *moved.partitions)] == [
+        ("dt=a/part=b", "file:/w/wide/dt=a/part=b"), ("dt=a/part=c", "file:/w/wide/dt=a/part=c")]
+    inserted = decode_event(_event("INSERT", tableObjJson=table, ptnObjJson=serialize(new, _JSON).decode()))
+    assert [p.name for p in inserted.partitions] == ["dt=a/part=c"]
+    dropped = decode_event(_event("DROP_PARTITION", tableObjJson=table, partitions=[{"part": "b", "DT": "a"}]))  # type: ignore[arg-type]
+    assert [p.name for p in dropped.partitions] == ["dt=a/part=b"]  # in the table's key order, whatever the map's

@@ -102,6 +102,28 @@ def test_a_long_poll_wakes_at_a_metastore_event(service: Server, api: CatalogSer
     assert [c["name"] for c in api.table("hive", unique_name, "arrived")["columns"]] == ["id"]
 
 
+def test_the_event_followers_batches_are_counted_in_metrics_and_health(service: Server, api: CatalogServiceClient,
+                                                                      admin: Admin, unique_name: str) -> None:
+    api.databases("hive")
+    before = service.metrics()
+    admin.create_database(unique_name)
+    admin.create_table(unique_name, "counted", [("id", "int")])
+    _caught_up(api, "hive", lambda change: f"{unique_name}.counted" in change["object"])
+    after = service.metrics()
+    for name in ("hms_catalog_events_events_total", "hms_catalog_events_batches_total", "hms_catalog_events_applied_total"):
+        assert metric(after, name, catalog="hive") > metric(before, name, catalog="hive"), name
+    batches = metric(after, "hms_catalog_events_batches_total", catalog="hive") - metric(
+        before, "hms_catalog_events_batches_total", catalog="hive")
+    events = metric(after, "hms_catalog_events_events_total", catalog="hive") - metric(
+        before, "hms_catalog_events_events_total", catalog="hive")
+    assert batches <= events  # events arrive in batches, never more batches than events
+    assert metric(after, "hms_catalog_events_full_invalidations_total", catalog="hive") == 0
+    newest = admin.pool.call("get_current_notificationEventId").eventId
+    assert metric(after, "hms_catalog_events_last_event_id", catalog="hive") <= newest
+    followed = api.health()["followers"]["hive"]
+    assert followed["batches"] >= 1 and followed["full_invalidations"] == 0 and followed["skipped"] == 0
+
+
 def test_a_long_poll_wakes_at_a_spark_write(service: Server, api: CatalogServiceClient, spark: Any) -> None:
     api.table("hive", DB, "other")
     current = api.changes("hive")["current"]
