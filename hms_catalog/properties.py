@@ -81,6 +81,7 @@ __all__ = [
     "EVENTS_BATCH_SIZE",
     "PARTITION_BATCH_SIZE",
     "EVENTS_POLLING_INTERVAL_MS",
+    "EVENTS_MAX_PENDING",
     "EventsConfig",
     "THRIFT_ACCESS",
     "MetastoreUri",
@@ -144,6 +145,11 @@ EVENTS_BATCH_SIZE = "hive.hms_events_batch_size_per_rpc"
 EVENTS_BATCH_SIZE_DEFAULT = 500
 EVENTS_POLLING_INTERVAL_MS = "hive.hms_events_polling_interval_ms"
 EVENTS_POLLING_INTERVAL_MS_DEFAULT = 10000
+# A follower more than this many events behind the metastore drops the whole catalog's caches and goes on from
+# the newest event instead of applying them all: past this, reloading what is read costs less than catching
+# up, and the caches would be stale for as long as catching up took. 0: no bound.
+EVENTS_MAX_PENDING = "hive.hms_events_max_pending"
+EVENTS_MAX_PENDING_DEFAULT = 50000
 
 # What clients of the service's Hive Metastore thrift endpoint may do with this catalog: read, or also change
 # it (the changes are forwarded to its metastore). Read-only unless the definition grants writes.
@@ -213,6 +219,7 @@ class EventsConfig:
     enabled: bool = False
     batch_size: int = EVENTS_BATCH_SIZE_DEFAULT
     polling_interval: float = EVENTS_POLLING_INTERVAL_MS_DEFAULT / 1000.0
+    max_pending: int = EVENTS_MAX_PENDING_DEFAULT
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> EventsConfig:
@@ -221,6 +228,7 @@ class EventsConfig:
             enabled=property_as_bool(props, EVENTS_ENABLED, False),
             batch_size=property_as_int(props, EVENTS_BATCH_SIZE, EVENTS_BATCH_SIZE_DEFAULT, minimum=1),
             polling_interval=interval / 1000.0,
+            max_pending=property_as_int(props, EVENTS_MAX_PENDING, EVENTS_MAX_PENDING_DEFAULT, minimum=0),
         )
 
 
