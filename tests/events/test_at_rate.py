@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,29 +17,14 @@ from typing import Any
 import pytest
 
 from hms_catalog.cache.catalog_caches import CatalogCaches
-from hms_catalog.events import EventFollower
 from hms_catalog.execution import Session
-from hms_catalog.model import ExternalCatalog
 from hms_catalog.state.journal import ChangeJournal
 from tests.support.hms import Admin
-from tests.support.sessions import open_catalog
+from tests.support.sessions import following, open_catalog
 
 pytestmark = pytest.mark.metastore
 
 QUIET = {"hive.enable_hms_events_incremental_sync": "true", "hive.hms_events_polling_interval_ms": "3600000"}
-
-
-def started(session: Session, database: str) -> tuple[ExternalCatalog, EventFollower]:
-    """The catalog ``hive`` in use (its database's table names cached), its follower past its first poll."""
-    session.run_one(f"SHOW TABLES FROM hive.{database}")
-    catalog = session.manager.catalog("hive")
-    follower = catalog.follower
-    assert follower is not None and follower.lease is not None
-    deadline = time.monotonic() + 30
-    while follower.status().polls < 1 or follower.lease.lease is None:
-        assert time.monotonic() < deadline, "the follower never polled"
-        time.sleep(0.05)
-    return catalog, follower
 
 
 def add_partitions(admin: Admin, table: Any, values: list[str]) -> None:
@@ -60,7 +44,7 @@ def test_a_batch_of_events_is_applied_in_one_pass(quiet: Session, admin: Admin, 
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     admin.create_database(unique_name)
     table = admin.create_table(unique_name, "facts", [("id", "int")], partition_keys=[("dt", "string")])
-    catalog, follower = started(quiet, unique_name)
+    catalog, follower = following(quiet, unique_name)
     assert not quiet.run_one(f"SHOW PARTITIONS hive.{unique_name}.facts").rows  # the name list is cached
     catalog_id = catalog.definition.id
     appends: list[int] = []
@@ -97,7 +81,7 @@ def test_a_batch_of_events_is_applied_in_one_pass(quiet: Session, admin: Admin, 
 def test_a_follower_too_far_behind_drops_the_catalog_tells_the_feed_and_goes_on(
         quiet: Session, admin: Admin, unique_name: str, caplog: pytest.LogCaptureFixture) -> None:
     admin.create_database(unique_name)
-    catalog, follower = started(quiet, unique_name)
+    catalog, follower = following(quiet, unique_name)
     assert catalog.caches.names.peek((unique_name,)) == ()
     since = catalog.versions.current
     for index in range(8):

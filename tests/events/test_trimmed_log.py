@@ -21,15 +21,12 @@ import pytest
 
 from hms_catalog.client import HmsClientPool
 from hms_catalog.errors import EmbeddedMetastoreError
-from hms_catalog.events import EventFollower
-from hms_catalog.execution import Session
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.metastore._database import jdbc_driver_jar
-from hms_catalog.model import ExternalCatalog
 from hms_catalog.properties import ClientConfig, parse_uris
 from tests.support.hms import Admin
 from tests.support.postgres import PostgresServer
-from tests.support.sessions import open_catalog
+from tests.support.sessions import following, open_catalog
 
 pytestmark = [pytest.mark.metastore, pytest.mark.slow]  # a metastore of its own
 
@@ -78,20 +75,6 @@ def trimmable(postgres: PostgresServer, tmp_path_factory: pytest.TempPathFactory
         postgres.psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE);\n")
 
 
-def _following(session: Session, database: str) -> tuple[ExternalCatalog, EventFollower]:
-    """``hive`` in use (its database's table names and a table cached), its follower past its first poll."""
-    session.run_one(f"SHOW TABLES FROM hive.{database}")
-    session.run_one(f"DESCRIBE hive.{database}.kept")
-    catalog = session.manager.catalog("hive")
-    follower = catalog.follower
-    assert follower is not None and follower.lease is not None
-    deadline = time.monotonic() + 30
-    while follower.status().polls < 1 or follower.lease.lease is None:
-        assert time.monotonic() < deadline, "the follower never polled"
-        time.sleep(0.05)
-    return catalog, follower
-
-
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == WARNINGS and r.levelno == logging.WARNING]
 
@@ -103,7 +86,7 @@ def test_a_log_trimmed_past_the_position_drops_the_catalog_says_so_and_following
     admin.create_table(database, "kept", [("id", "int")])
     session = open_catalog(tmp_path / "home", trimmable.uri, **QUIET)
     try:
-        catalog, follower = _following(session, database)
+        catalog, follower = following(session, database, "kept")
         position = follower.last_event_id
         assert position == trimmable.newest() and catalog.caches.schema.peek((database, "kept")) is not None
         since = catalog.versions.current
@@ -146,7 +129,7 @@ def test_a_follower_whose_stored_position_is_older_than_the_log_starts_over_from
         assert follower is not None and follower.lease is not None
         assert follower.lease.anchor(lambda: 0) == 0  # stored before the first read: where it resumes
         with caplog.at_level(logging.WARNING, logger=WARNINGS):
-            _following(session, database)
+            following(session, database, "kept")
             deadline = time.monotonic() + 30
             while follower.last_event_id != first + 1:
                 assert time.monotonic() < deadline, f"the follower is at {follower.last_event_id}"

@@ -42,3 +42,19 @@ def caught_up(session: Session, admin: Any) -> None:
     while (follower.last_event_id or 0) < newest:
         assert time.monotonic() < deadline, f"the follower is at {follower.last_event_id}, the metastore at {newest}"
         time.sleep(EVENTS_INTERVAL_MS / 4000)
+
+
+def following(session: Session, database: str, *tables: str) -> tuple[Any, Any]:
+    """The catalog ``hive`` in use (its database's table names cached, and ``tables`` described), and its event
+    follower once past its first poll: (the ExternalCatalog, its EventFollower)."""
+    session.run_one(f"SHOW TABLES FROM hive.{database}")
+    for table in tables:
+        session.run_one(f"DESCRIBE hive.{database}.{table}")
+    catalog = session.manager.catalog("hive")
+    follower = catalog.follower
+    assert follower is not None and follower.lease is not None
+    deadline = time.monotonic() + 30
+    while follower.status().polls < 1 or follower.lease.lease is None:
+        assert time.monotonic() < deadline, "the follower never polled"
+        time.sleep(0.05)
+    return catalog, follower
