@@ -1,3 +1,6 @@
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Proxy;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
@@ -6,6 +9,8 @@ import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.metastore.HiveMetaStore.HMSHandler;
 import org.apache.hadoop.hive.metastore.MetaStoreEventListener;
+import org.apache.hadoop.hive.metastore.ObjectStore;
+import org.apache.hadoop.hive.metastore.RawStore;
 import org.apache.hadoop.hive.metastore.api.MetaException;
 import org.apache.hadoop.hive.metastore.api.NotificationEvent;
 import org.apache.hadoop.hive.metastore.api.Partition;
@@ -34,6 +39,11 @@ import org.apache.hadoop.hive.metastore.messaging.PartitionFiles;
  * Messages are built under the same lock as they are written: Hive's JSONMessageFactory shares one thrift
  * (de)serializer between threads, so two concurrent ALTER TABLEs otherwise corrupt each other's message
  * ("Event not set up correctly") and the change fails.
+ *
+ * Hive 2.3 reads and advances the next event id in a transaction of its own (HIVE-16886): two changes at once read
+ * the same id, and a follower asking for the events after the last id it saw never sees one of them. Each event is
+ * written in a transaction that first locks the id's row (SELECT ... FOR UPDATE, held to its commit), as Hive 3's
+ * ObjectStore does; the Java lock alone cannot, for it is released before the transaction commits.
  */
 public class NotificationLogListener extends MetaStoreEventListener {
   private static final Object LOCK = new Object();
@@ -52,15 +62,74 @@ public class NotificationLogListener extends MetaStoreEventListener {
     if (!source.getStatus()) {
       return;
     }
-    synchronized (LOCK) {
-      NotificationEvent event = new NotificationEvent(0, now(), type, message.get().toString());
-      event.setMessageFormat(messages.getMessageFormat());
-      event.setDbName(db);
-      if (table != null) {
-        event.setTableName(table);
+    RawStore store = HMSHandler.getMSForConf(getConf());
+    // A transaction of its own (or the change's, when the caller runs one: then this one is nested in it) that
+    // holds the id's row lock from before the id is read until it is committed.
+    boolean committed = false;
+    store.openTransaction();
+    try {
+      lockNextEventId(store);
+      synchronized (LOCK) {
+        NotificationEvent event = new NotificationEvent(0, now(), type, message.get().toString());
+        event.setMessageFormat(messages.getMessageFormat());
+        event.setDbName(db);
+        if (table != null) {
+          event.setTableName(table);
+        }
+        store.addNotificationEvent(event);
       }
-      HMSHandler.getMSForConf(getConf()).addNotificationEvent(event);
+      committed = store.commitTransaction();
+    } finally {
+      if (!committed) {
+        store.rollbackTransaction();
+      }
     }
+  }
+
+  /** Lock NOTIFICATION_SEQUENCE's row until this transaction ends (nothing to lock before the first event). */
+  private void lockNextEventId(RawStore store) throws MetaException {
+    String sql = "SELECT \"NEXT_EVENT_ID\" FROM \"NOTIFICATION_SEQUENCE\" FOR UPDATE";
+    if (getConf().get("javax.jdo.option.ConnectionURL", "").startsWith("jdbc:derby:")) {
+      sql += " WITH RS";  // Derby keeps the lock to the end of the transaction only at read stability
+    }
+    javax.jdo.PersistenceManager manager = persistenceManager(objectStore(store));
+    javax.jdo.Query query = manager.newQuery("javax.jdo.query.SQL", sql);
+    try {
+      query.execute();
+    } finally {
+      query.closeAll();
+    }
+  }
+
+  /** The store's own persistence manager, whose transaction openTransaction began (its public
+   *  getPersistenceManager() makes a new one, outside that transaction). */
+  private static javax.jdo.PersistenceManager persistenceManager(ObjectStore store) throws MetaException {
+    try {
+      Field pm = ObjectStore.class.getDeclaredField("pm");
+      pm.setAccessible(true);
+      return (javax.jdo.PersistenceManager) pm.get(store);
+    } catch (ReflectiveOperationException e) {
+      throw new MetaException("cannot reach the metastore's persistence manager to lock the next event id: " + e);
+    }
+  }
+
+  /** The ObjectStore behind the handler's RawStore (a proxy that retries calls). */
+  private static ObjectStore objectStore(RawStore store) throws MetaException {
+    Object found = store;
+    if (Proxy.isProxyClass(found.getClass())) {
+      InvocationHandler handler = Proxy.getInvocationHandler(found);
+      try {
+        Field base = handler.getClass().getDeclaredField("base");
+        base.setAccessible(true);
+        found = base.get(handler);
+      } catch (ReflectiveOperationException e) {
+        throw new MetaException("cannot reach the metastore's ObjectStore to lock the next event id: " + e);
+      }
+    }
+    if (!(found instanceof ObjectStore)) {
+      throw new MetaException("the notification log needs Hive's ObjectStore, not " + found.getClass().getName());
+    }
+    return (ObjectStore) found;
   }
 
   private static Iterator<PartitionFiles> noFiles() {
