@@ -35,7 +35,7 @@ from hms_catalog.formats.partition_values import DEFAULT_PARTITION, make_partiti
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
 from planner.predicates import STRING, MetastoreFilter, PartitionPredicate, keys_in_order
 
-__all__ = ["SelectedPartition", "PartitionSelection", "select_partitions", "PARTITION_BATCH_SIZE"]
+__all__ = ["SelectedPartition", "PartitionSelection", "select_partitions", "select_partition_names", "PARTITION_BATCH_SIZE"]
 
 # Partitions asked by names per call. Hive's own client asks 300 at a time
 # (hive.metastore.batch.retrieve.max); at 1,000 a 1,200-partition scan is 2 calls instead of 4, and the
@@ -96,7 +96,9 @@ def _all_names(table: _Table) -> _Candidates:
     return _Candidates(names, len(names))
 
 
-def _candidates(table: _Table, predicate: PartitionPredicate | None) -> _Candidates:
+def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects: bool = True) -> _Candidates:
+    """``objects=False`` leaves out the filter route: its answer is partition objects, which a caller that
+    needs only names (SHOW PARTITIONS) would pay for by the megabyte."""
     cached = table.caches.partition_values.peek(table.key(""), used=True)
     if cached is not None:
         return _Candidates(cached, len(cached))
@@ -109,6 +111,8 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None) -> _Candida
             lambda: tuple(table.client.get_partition_names_ps(table.database, table.name, spec)))
         table.notes.append(f"metastore narrowed by partial spec {spec}")
         return _Candidates(names, None)
+    if not objects:
+        return _all_names(table)
     refusals = table.caches.filter_refusals
     refused = refusals.refused(table.database, table.name)
     while (metastore_filter := predicate.metastore_filter(refused)) is not None:
@@ -183,6 +187,32 @@ def _selected(name: str, values: tuple[tuple[str, str | None], ...], partition: 
     return SelectedPartition(name, values, sd.location, sd.inputFormat, serde, dict(partition.parameters or {}))
 
 
+def _scope(client: MetastoreCalls, caches: CatalogCaches, table: ttypes.Table) -> _Table:
+    return _Table(client, caches, table.dbName.lower(), table.tableName.lower(),
+                  [k.name.lower() for k in table.partitionKeys or []], [])
+
+
+def _kept(names: Sequence[str], predicate: PartitionPredicate | None) -> list[tuple[str, tuple[tuple[str, str | None], ...]]]:
+    """The names ``predicate`` may match, with their values: the local evaluation every route ends with."""
+    kept = []
+    for partition_name in names:
+        values = parse_partition_name(partition_name)
+        if predicate is None or predicate.may_match(dict(values)):
+            kept.append((partition_name, values))
+    return kept
+
+
+def select_partition_names(
+    client: MetastoreCalls,
+    caches: CatalogCaches,
+    table: ttypes.Table,
+    predicate: PartitionPredicate | None,
+) -> list[str]:
+    """The names of the partitions of ``table`` that ``predicate`` may match, in the metastore's order, without
+    asking for a partition object: the cached names, the names a leading-key spec narrows to, or every name."""
+    return [name for name, _ in _kept(_candidates(_scope(client, caches, table), predicate, objects=False).names, predicate)]
+
+
 def select_partitions(
     client: MetastoreCalls,
     caches: CatalogCaches,
@@ -194,14 +224,9 @@ def select_partitions(
 ) -> PartitionSelection:
     """The partitions of ``table`` a scan with ``predicate`` must read, with locations and parameters."""
     started = time.perf_counter()
-    scope = _Table(client, caches, table.dbName.lower(), table.tableName.lower(),
-                   [k.name.lower() for k in table.partitionKeys or []], [])
+    scope = _scope(client, caches, table)
     candidates = _candidates(scope, predicate)
-    selected = []
-    for partition_name in candidates.names:
-        values = parse_partition_name(partition_name)
-        if predicate is None or predicate.may_match(dict(values)):
-            selected.append((partition_name, values))
+    selected = _kept(candidates.names, predicate)
     if len(selected) > max_partitions:
         raise PlanningError(
             f"scanning {scope.database}.{scope.name} would read {len(selected)} partitions, more than "

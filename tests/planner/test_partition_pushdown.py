@@ -231,3 +231,38 @@ def test_random_predicates_choose_what_local_evaluation_chooses(pushdown_db: str
     result = plan(uncached, pushdown_db, "typed", where)
     assert chosen(result) == locally(all_names(uncached, pushdown_db, "typed"), where, KEYS), result.summary.notes
     assert uncached.manager.catalog("hive").caches.filter_refusals.snapshot() == {}
+
+
+# SHOW PARTITIONS: names only ----------------------------------------------------------------------------
+
+OBJECT_CALLS = {"get_partitions", "get_partitions_by_filter", "get_partitions_by_names", "get_partitions_ps"}
+
+
+@pytest.mark.parametrize(("where", "asked"), [
+    (None, {"get_partition_names": 1}),
+    ("n > 2 AND d >= '2024-01-02'", {"get_partition_names": 1}),  # the planner would push this as a filter
+    ("s = 'a'", {"get_partition_names_ps": 1}),  # the leading key: the metastore narrows the names
+])
+def test_show_partitions_asks_for_names_never_for_partitions(pushdown_db: str, uncached: Session, where: str | None,
+                                                             asked: dict[str, int]) -> None:
+    catalog = uncached.manager.catalog("hive")
+    _ = catalog.table(pushdown_db, "typed").metadata
+    before = catalog.metrics()
+    statement = f"SHOW PARTITIONS hive.{pushdown_db}.typed" + ("" if where is None else f" WHERE {where}")
+    rows = [row[0] for row in uncached.run_one(statement).rows]
+    calls = catalog.metrics().calls_since(before)
+    assert calls == asked and not OBJECT_CALLS & set(calls)
+    names = all_names(uncached, pushdown_db, "typed")
+    assert rows == sorted(names if where is None else locally(names, where, KEYS))
+
+
+def test_too_many_partitions_on_names_are_refused_before_any_partition_is_asked(pushdown_db: str, uncached: Session) -> None:
+    from hms_catalog.errors import PlanningError
+    from planner.partitions import select_partitions
+
+    catalog = uncached.manager.catalog("hive")
+    table = catalog.table(pushdown_db, "many").metadata.table
+    before = catalog.metrics()
+    with pytest.raises(PlanningError, match="would read 1001 partitions"):
+        select_partitions(catalog.client, catalog.caches, table, None, max_partitions=PARTITION_BATCH_SIZE)
+    assert catalog.metrics().calls_since(before) == {"get_partition_names": 1}

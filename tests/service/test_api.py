@@ -194,7 +194,8 @@ def test_cache_endpoints_answer_as_show_cache(api: CatalogServiceClient) -> None
     cache = api.cache("hive")
     shown = api.statement("SHOW CACHE FROM hive")
     assert cache["columns"] == shown["columns"] == [
-        "Cache", "Entries", "Capacity", "TtlSeconds", "Hits", "Misses", "Loads", "Evictions", "AvgLoadMs"]
+        "Cache", "Entries", "Capacity", "TtlSeconds", "Hits", "Misses", "Loads", "Evictions", "AvgLoadMs", "Bytes",
+        "MemoryEvictions"]
     assert [row[:4] for row in cache["rows"]] == [row[:4] for row in shown["rows"]]
     assert {row[0] for row in cache["rows"]} >= {"names", "schema", "partition_values", "partitions", "files"}
     schema = api.schema_cache("hive")
