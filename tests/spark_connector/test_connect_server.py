@@ -17,11 +17,11 @@ import pytest
 from hms_catalog import open_session
 from tests.support.service import Server, served
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
+
 CLIENT = """
 import json, sys
 from pyspark.sql.connect.session import SparkSession
-
-pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
 spark = SparkSession.builder.remote(sys.argv[1]).create()
 database = sys.argv[2]
 tables = sorted(row.tableName for row in spark.sql(f"SHOW TABLES IN conn.{database}").collect())
