@@ -81,8 +81,7 @@ class CatalogManager:
         cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY,
     ) -> None:
         self.store = store
-        self.cache_budget = cache_memory if isinstance(cache_memory, MemoryBudget) else MemoryBudget.parse(
-            cache_memory, "cache_memory")
+        self.cache_budget = MemoryBudget.parse(cache_memory, "cache_memory")
         self.shared = shared
         self.events = events
         self._client_factory = client_factory

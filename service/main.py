@@ -203,7 +203,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     ``cache_memory``: the memory budget of every catalog's caches (``--cache-memory``): a :class:`MemoryBudget`, or
     a size such as ``"2GiB"``, a number of bytes, or ``"unlimited"``.
     """
-    budget = cache_memory if isinstance(cache_memory, MemoryBudget) else MemoryBudget.parse(cache_memory)
+    budget = MemoryBudget.parse(cache_memory)
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
     for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):

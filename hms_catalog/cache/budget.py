@@ -94,9 +94,10 @@ class MemoryBudget:
         self._by_holder: dict[BudgetHolder, int] = {}
 
     @classmethod
-    def parse(cls, text: str | int, what: str = "--cache-memory") -> MemoryBudget:
-        """A budget of ``text`` (:func:`parse_size`: ``1GiB``, ``512MiB``, ``unlimited``)."""
-        return cls(parse_size(text, what))
+    def parse(cls, text: MemoryBudget | str | int, what: str = "--cache-memory") -> MemoryBudget:
+        """A budget of ``text`` (:func:`parse_size`: ``1GiB``, ``512MiB``, ``unlimited``); a budget given is
+        returned as it is (shared by whoever holds it)."""
+        return text if isinstance(text, MemoryBudget) else cls(parse_size(text, what))
 
     @property
     def held(self) -> int:
