@@ -38,7 +38,7 @@ from typing import Any
 
 from hms_catalog._private import private_file
 from hms_catalog.errors import EmbeddedMetastoreError
-from hms_catalog.metastore._process import alive, free_port, port_free
+from hms_catalog.metastore._process import alive, free_port, port_free, read_port
 
 __all__ = ["SERVER_PACKAGE", "SERVER_USER", "PostgresServer", "available", "find_binaries"]
 
@@ -108,7 +108,7 @@ class PostgresServer:
         self._as_root = os.geteuid() == 0
         self._account = pwd.getpwnam(SERVER_USER) if self._as_root else pwd.getpwuid(os.geteuid())
         self._private = _read_path(self._location_file)  # the folder used when the server user cannot reach ours
-        self.port = _read_port(self._port_file) or free_port()
+        self.port = read_port(self._port_file) or free_port()
         self.password = _read_text(self.password_file) or secrets.token_urlsafe(24)  # URL- and SQL-safe
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -149,7 +149,7 @@ class PostgresServer:
         already running there (started by another process) is taken as it is."""
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.running:
-            self.port = _read_port(self._port_file) or self.port
+            self.port = read_port(self._port_file) or self.port
             return
         fresh = not (self.data_dir / "PG_VERSION").exists()
         if fresh:
@@ -342,8 +342,3 @@ def _read_path(path: Path) -> Path | None:
     return Path(text) if text else None
 
 
-def _read_port(path: Path) -> int | None:
-    with contextlib.suppress(ValueError):
-        port = int((_read_text(path) or "").strip())
-        return port if 0 < port < 65536 else None
-    return None

@@ -12,7 +12,7 @@ from hms_catalog.client._transport import open_connection
 from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.properties import MetastoreUri
 
-__all__ = ["alive", "answers", "free_port", "listening", "port_free"]
+__all__ = ["alive", "answers", "free_port", "listening", "port_free", "read_port"]
 
 
 
@@ -70,3 +70,12 @@ def port_free(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+def read_port(path: Path) -> int | None:
+    """The port a file remembers (a number on its own); None when it is missing, unreadable or no port."""
+    try:
+        port = int(path.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from hms_catalog._private import private_file
+from hms_catalog.metastore._process import read_port
 
 __all__ = ["DATABASE_FILE", "PORT_FILE", "STATE_FILE", "ServerState", "ServerStateFile"]
 
@@ -101,8 +102,4 @@ class ServerStateFile:
     def remembered_port(self) -> int | None:
         """The port of the directory's last successful start; None when it never started (or the file is
         unreadable, which only costs the memory)."""
-        try:
-            port = int((self.directory / PORT_FILE).read_text(encoding="utf-8").strip())
-        except (OSError, ValueError):
-            return None
-        return port if 0 < port < 65536 else None
+        return read_port(self.directory / PORT_FILE)
