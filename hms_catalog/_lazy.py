@@ -1,12 +1,13 @@
-"""A value loaded on first use, once, however many threads ask at the same moment."""
+"""A value loaded on first use, once, however many threads ask at the same moment; a module imported on first use."""
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Lazy"]
+__all__ = ["Lazy", "LazyModule"]
 
 T = TypeVar("T")
 
@@ -43,3 +44,20 @@ class Lazy(Generic[T]):
     def reset(self) -> None:
         with self._lock:
             self._value = Lazy._UNSET
+
+
+class LazyModule:
+    """A module imported on its first attribute access, so that importing a module of ours that only sometimes
+    needs a heavy library (pyspark, pyiceberg, pyarrow: about a second of the CLI's start together) costs nothing
+    until a statement uses it. Python's import lock makes the first access safe from any thread."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> object:
+        module = importlib.import_module(self._name)
+        self.__dict__.update(vars(module))  # later lookups are plain attribute hits, no __getattr__
+        return getattr(module, attribute)
+
+    def __repr__(self) -> str:
+        return f"LazyModule({self._name!r})"

@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-import pyarrow.fs as pafs
-
+from hms_catalog._lazy import LazyModule
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.client.metrics import ClientMetrics, MetricsSnapshot
 from hms_catalog.errors import ConfigurationError, NotFoundError
@@ -30,9 +30,15 @@ from hms_catalog.formats.partition_names import DEFAULT_PARTITION, parse_partiti
 from hms_catalog.storage.locations import is_hidden, join_location
 from hms_catalog.storage.resolver import StorageResolver
 
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+else:
+    pafs = LazyModule("pyarrow.fs")  # pyarrow (and numpy) only once a folder is listed
+
 __all__ = ["FilesystemClient", "PROMOTE_HINT"]
 
 PROMOTE_HINT = "ALTER TABLE {name} PROMOTE"
+
 
 class FilesystemClient:
     """The metastore calls of :class:`~hms_catalog.client.MetastoreClient`, answered from a filesystem."""

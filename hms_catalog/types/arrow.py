@@ -18,11 +18,11 @@ values.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.types as pat
-
+from hms_catalog._lazy import LazyModule
 from hms_catalog.errors import UnsupportedTypeError
 from hms_catalog.types.hive import type_name
 from hms_catalog.types.tree import (
@@ -59,6 +59,13 @@ from hms_catalog.types.tree import (
     visit,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.types as pat
+else:  # pyarrow only once an Arrow type is made or read
+    pa = LazyModule("pyarrow")
+    pat = LazyModule("pyarrow.types")
+
 __all__ = [
     "to_arrow_type",
     "to_arrow_field",
@@ -76,30 +83,32 @@ TIMESTAMP_TZ = "UTC"
 
 _ARROW_INTERVAL_MONTHS_ID = 21  # Arrow Type::INTERVAL_MONTHS; pyarrow has no is_*() helper for it
 
-_ARROW_PRIMITIVES: dict[type[PrimitiveType], pa.DataType] = {
-    BooleanType: pa.bool_(),
-    TinyIntType: pa.int8(),
-    SmallIntType: pa.int16(),
-    IntType: pa.int32(),
-    BigIntType: pa.int64(),
-    FloatType: pa.float32(),
-    DoubleType: pa.float64(),
-    StringType: pa.string(),
-    CharType: pa.string(),
-    VarcharType: pa.string(),
-    UuidType: pa.string(),
-    BinaryType: pa.binary(),
-    FixedType: pa.binary(),
-    DateType: pa.date32(),
-    TimestampType: pa.timestamp("us", tz=TIMESTAMP_TZ),
-    TimestampNtzType: pa.timestamp("us"),
-    TimeType: pa.time64("ns"),
-    IntervalDayTimeType: pa.duration("us"),
-    VoidType: pa.null(),
-}
+@functools.cache
+def _arrow_primitives() -> dict[type[PrimitiveType], pa.DataType]:
+    return {
+        BooleanType: pa.bool_(),
+        TinyIntType: pa.int8(),
+        SmallIntType: pa.int16(),
+        IntType: pa.int32(),
+        BigIntType: pa.int64(),
+        FloatType: pa.float32(),
+        DoubleType: pa.float64(),
+        StringType: pa.string(),
+        CharType: pa.string(),
+        VarcharType: pa.string(),
+        UuidType: pa.string(),
+        BinaryType: pa.binary(),
+        FixedType: pa.binary(),
+        DateType: pa.date32(),
+        TimestampType: pa.timestamp("us", tz=TIMESTAMP_TZ),
+        TimestampNtzType: pa.timestamp("us"),
+        TimeType: pa.time64("ns"),
+        IntervalDayTimeType: pa.duration("us"),
+        VoidType: pa.null(),
+    }
 
 
-class _ArrowRenderer(TypeVisitor[pa.DataType]):
+class _ArrowRenderer(TypeVisitor["pa.DataType"]):
     def struct(self, struct: StructType, field_results: list[pa.DataType]) -> pa.DataType:
         return pa.struct([_arrow_field(f, t) for f, t in zip(struct.fields, field_results, strict=True)])
 
@@ -122,7 +131,7 @@ class _ArrowRenderer(TypeVisitor[pa.DataType]):
         raise UnsupportedTypeError(f"no Arrow type for the union {type_name(union)}: Spark cannot read unions")
 
     def primitive(self, primitive: PrimitiveType) -> pa.DataType:
-        known = _ARROW_PRIMITIVES.get(type(primitive))
+        known = _arrow_primitives().get(type(primitive))
         if known is not None:
             return known
         if isinstance(primitive, DecimalType):
@@ -157,30 +166,32 @@ def to_arrow_schema(fields: Iterable[StructField]) -> pa.Schema:
 # -- Arrow -> tree -----------------------------------------------------------------------------------
 
 # Checked in order; the first predicate that holds gives the type.
-_FROM_ARROW_PRIMITIVES: tuple[tuple[Callable[[pa.DataType], bool], PrimitiveType], ...] = (
-    (pat.is_boolean, BooleanType()),
-    (pat.is_int8, TinyIntType()),
-    (pat.is_int16, SmallIntType()),
-    (pat.is_int32, IntType()),
-    (pat.is_int64, BigIntType()),
-    (pat.is_float32, FloatType()),
-    (pat.is_float64, DoubleType()),
-    (pat.is_string, StringType()),
-    (pat.is_large_string, StringType()),
-    (pat.is_string_view, StringType()),
-    (pat.is_binary, BinaryType()),
-    (pat.is_large_binary, BinaryType()),
-    (pat.is_binary_view, BinaryType()),
-    (pat.is_date32, DateType()),
-    (pat.is_time, TimeType()),
-    (pat.is_duration, IntervalDayTimeType()),
-    (pat.is_null, VoidType()),
-)
+@functools.cache
+def _from_arrow_primitives() -> tuple[tuple[Callable[[pa.DataType], bool], PrimitiveType], ...]:
+    return (
+        (pat.is_boolean, BooleanType()),
+        (pat.is_int8, TinyIntType()),
+        (pat.is_int16, SmallIntType()),
+        (pat.is_int32, IntType()),
+        (pat.is_int64, BigIntType()),
+        (pat.is_float32, FloatType()),
+        (pat.is_float64, DoubleType()),
+        (pat.is_string, StringType()),
+        (pat.is_large_string, StringType()),
+        (pat.is_string_view, StringType()),
+        (pat.is_binary, BinaryType()),
+        (pat.is_large_binary, BinaryType()),
+        (pat.is_binary_view, BinaryType()),
+        (pat.is_date32, DateType()),
+        (pat.is_time, TimeType()),
+        (pat.is_duration, IntervalDayTimeType()),
+        (pat.is_null, VoidType()),
+    )
 
 
 def from_arrow_type(arrow_type: pa.DataType) -> DataType:
     """Read an Arrow type into the tree; types Spark cannot read raise UnsupportedTypeError."""
-    for predicate, primitive in _FROM_ARROW_PRIMITIVES:
+    for predicate, primitive in _from_arrow_primitives():
         if predicate(arrow_type):
             return primitive
     if pat.is_timestamp(arrow_type):

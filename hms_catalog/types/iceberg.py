@@ -16,9 +16,10 @@ fields; list element and map key/value ids have no place in the tree and are dro
 
 from __future__ import annotations
 
-from pyiceberg import types as it
-from pyiceberg.schema import Schema
+import functools
+from typing import TYPE_CHECKING
 
+from hms_catalog._lazy import LazyModule
 from hms_catalog.errors import UnsupportedTypeError
 from hms_catalog.types.tree import (
     ArrayType,
@@ -44,25 +45,33 @@ from hms_catalog.types.tree import (
     VoidType,
 )
 
+if TYPE_CHECKING:
+    from pyiceberg import types as it
+    from pyiceberg.schema import Schema
+else:
+    it = LazyModule("pyiceberg.types")  # pyiceberg only once an Iceberg schema is read
+
 __all__ = ["from_iceberg_schema", "from_iceberg_type"]
 
-_PRIMITIVES: dict[type[it.IcebergType], PrimitiveType] = {
-    it.BooleanType: BooleanType(),
-    it.IntegerType: IntType(),
-    it.LongType: BigIntType(),
-    it.FloatType: FloatType(),
-    it.DoubleType: DoubleType(),
-    it.DateType: DateType(),
-    it.TimeType: TimeType(),
-    it.TimestampType: TimestampNtzType(),
-    it.TimestamptzType: TimestampType(),
-    it.TimestampNanoType: TimestampNtzType(),
-    it.TimestamptzNanoType: TimestampType(),
-    it.StringType: StringType(),
-    it.UUIDType: UuidType(),
-    it.BinaryType: BinaryType(),
-    it.UnknownType: VoidType(),
-}
+@functools.cache
+def _primitives() -> dict[type[it.IcebergType], PrimitiveType]:
+    return {
+        it.BooleanType: BooleanType(),
+        it.IntegerType: IntType(),
+        it.LongType: BigIntType(),
+        it.FloatType: FloatType(),
+        it.DoubleType: DoubleType(),
+        it.DateType: DateType(),
+        it.TimeType: TimeType(),
+        it.TimestampType: TimestampNtzType(),
+        it.TimestamptzType: TimestampType(),
+        it.TimestampNanoType: TimestampNtzType(),
+        it.TimestamptzNanoType: TimestampType(),
+        it.StringType: StringType(),
+        it.UUIDType: UuidType(),
+        it.BinaryType: BinaryType(),
+        it.UnknownType: VoidType(),
+    }
 
 
 def from_iceberg_schema(schema: Schema) -> StructType:
@@ -71,7 +80,7 @@ def from_iceberg_schema(schema: Schema) -> StructType:
 
 
 def from_iceberg_type(iceberg_type: it.IcebergType) -> DataType:
-    known = _PRIMITIVES.get(type(iceberg_type))
+    known = _primitives().get(type(iceberg_type))
     if known is not None:
         return known
     if isinstance(iceberg_type, it.DecimalType):

@@ -16,10 +16,11 @@ Spark's types have no place for them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from pyspark.sql import types as st
-
+from hms_catalog._lazy import LazyModule
 from hms_catalog.errors import UnsupportedTypeError
 from hms_catalog.types.hive import type_name
 from hms_catalog.types.tree import (
@@ -55,6 +56,11 @@ from hms_catalog.types.tree import (
     visit,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import types as st
+else:
+    st = LazyModule("pyspark.sql.types")  # pyspark only once a Spark type is made or read
+
 __all__ = ["to_spark_type", "to_spark_simple_string", "to_spark_schema", "from_spark_type"]
 
 TIME_PRECISION = 6
@@ -63,39 +69,56 @@ TIME_PRECISION = 6
 COMMENT_KEY = "comment"
 """The StructField metadata key Spark keeps column comments under."""
 
-# Parameterless primitives: the Spark type and its simpleString.
-_SPARK_PRIMITIVES: dict[type[PrimitiveType], tuple[st.DataType, str]] = {
-    BooleanType: (st.BooleanType(), "boolean"),
-    TinyIntType: (st.ByteType(), "tinyint"),
-    SmallIntType: (st.ShortType(), "smallint"),
-    IntType: (st.IntegerType(), "int"),
-    BigIntType: (st.LongType(), "bigint"),
-    FloatType: (st.FloatType(), "float"),
-    DoubleType: (st.DoubleType(), "double"),
-    StringType: (st.StringType(), "string"),
-    UuidType: (st.StringType(), "string"),
-    BinaryType: (st.BinaryType(), "binary"),
-    DateType: (st.DateType(), "date"),
-    TimestampType: (st.TimestampType(), "timestamp"),
-    TimestampNtzType: (st.TimestampNTZType(), "timestamp_ntz"),
-    TimeType: (st.TimeType(TIME_PRECISION), f"time({TIME_PRECISION})"),
-    IntervalYearMonthType: (
-        st.YearMonthIntervalType(st.YearMonthIntervalType.YEAR, st.YearMonthIntervalType.MONTH),
-        "interval year to month",
-    ),
-    IntervalDayTimeType: (
-        st.DayTimeIntervalType(st.DayTimeIntervalType.DAY, st.DayTimeIntervalType.SECOND),
-        "interval day to second",
-    ),
-    VoidType: (st.NullType(), "void"),
+# Parameterless primitives: their simpleString, and (made on first use, as they need pyspark) their Spark type.
+_SIMPLE_STRINGS: dict[type[PrimitiveType], str] = {
+    BooleanType: "boolean",
+    TinyIntType: "tinyint",
+    SmallIntType: "smallint",
+    IntType: "int",
+    BigIntType: "bigint",
+    FloatType: "float",
+    DoubleType: "double",
+    StringType: "string",
+    UuidType: "string",
+    BinaryType: "binary",
+    DateType: "date",
+    TimestampType: "timestamp",
+    TimestampNtzType: "timestamp_ntz",
+    TimeType: f"time({TIME_PRECISION})",
+    IntervalYearMonthType: "interval year to month",
+    IntervalDayTimeType: "interval day to second",
+    VoidType: "void",
 }
+
+
+@functools.cache
+def _spark_primitives() -> dict[type[PrimitiveType], st.DataType]:
+    return {
+        BooleanType: st.BooleanType(),
+        TinyIntType: st.ByteType(),
+        SmallIntType: st.ShortType(),
+        IntType: st.IntegerType(),
+        BigIntType: st.LongType(),
+        FloatType: st.FloatType(),
+        DoubleType: st.DoubleType(),
+        StringType: st.StringType(),
+        UuidType: st.StringType(),
+        BinaryType: st.BinaryType(),
+        DateType: st.DateType(),
+        TimestampType: st.TimestampType(),
+        TimestampNtzType: st.TimestampNTZType(),
+        TimeType: st.TimeType(TIME_PRECISION),
+        IntervalYearMonthType: st.YearMonthIntervalType(st.YearMonthIntervalType.YEAR, st.YearMonthIntervalType.MONTH),
+        IntervalDayTimeType: st.DayTimeIntervalType(st.DayTimeIntervalType.DAY, st.DayTimeIntervalType.SECOND),
+        VoidType: st.NullType(),
+    }
 
 
 def _unsupported_union(union: UnionType) -> UnsupportedTypeError:
     return UnsupportedTypeError(f"Spark cannot represent the Hive union type {type_name(union)}")
 
 
-class _SparkTypeRenderer(TypeVisitor[st.DataType]):
+class _SparkTypeRenderer(TypeVisitor["st.DataType"]):
     def struct(self, struct: StructType, field_results: list[st.DataType]) -> st.DataType:
         return st.StructType([_spark_field(f, t) for f, t in zip(struct.fields, field_results, strict=True)])
 
@@ -112,9 +135,9 @@ class _SparkTypeRenderer(TypeVisitor[st.DataType]):
         raise _unsupported_union(union)
 
     def primitive(self, primitive: PrimitiveType) -> st.DataType:
-        known = _SPARK_PRIMITIVES.get(type(primitive))
+        known = _spark_primitives().get(type(primitive))
         if known is not None:
-            return known[0]
+            return known
         if isinstance(primitive, DecimalType):
             return st.DecimalType(primitive.precision, primitive.scale)
         if isinstance(primitive, CharType):
@@ -145,9 +168,9 @@ class _SimpleStringRenderer(TypeVisitor[str]):
         raise _unsupported_union(union)
 
     def primitive(self, primitive: PrimitiveType) -> str:
-        known = _SPARK_PRIMITIVES.get(type(primitive))
+        known = _SIMPLE_STRINGS.get(type(primitive))
         if known is not None:
-            return known[1]
+            return known
         if isinstance(primitive, DecimalType):
             return f"decimal({primitive.precision},{primitive.scale})"
         if isinstance(primitive, CharType):
@@ -185,20 +208,22 @@ def to_spark_schema(fields: Iterable[StructField]) -> st.StructType:
 
 # -- Spark -> tree -----------------------------------------------------------------------------------
 
-_FROM_SPARK_PRIMITIVES: dict[type[st.DataType], PrimitiveType] = {
-    st.BooleanType: BooleanType(),
-    st.ByteType: TinyIntType(),
-    st.ShortType: SmallIntType(),
-    st.IntegerType: IntType(),
-    st.LongType: BigIntType(),
-    st.FloatType: FloatType(),
-    st.DoubleType: DoubleType(),
-    st.BinaryType: BinaryType(),
-    st.DateType: DateType(),
-    st.TimestampType: TimestampType(),
-    st.TimestampNTZType: TimestampNtzType(),
-    st.NullType: VoidType(),
-}
+@functools.cache
+def _from_spark_primitives() -> dict[type[st.DataType], PrimitiveType]:
+    return {
+        st.BooleanType: BooleanType(),
+        st.ByteType: TinyIntType(),
+        st.ShortType: SmallIntType(),
+        st.IntegerType: IntType(),
+        st.LongType: BigIntType(),
+        st.FloatType: FloatType(),
+        st.DoubleType: DoubleType(),
+        st.BinaryType: BinaryType(),
+        st.DateType: DateType(),
+        st.TimestampType: TimestampType(),
+        st.TimestampNTZType: TimestampNtzType(),
+        st.NullType: VoidType(),
+    }
 
 
 def from_spark_type(spark_type: st.DataType) -> DataType:
@@ -208,7 +233,7 @@ def from_spark_type(spark_type: st.DataType) -> DataType:
     types other than YEAR TO MONTH / DAY TO SECOND, TIME of another precision) raise
     UnsupportedTypeError.
     """
-    known = _FROM_SPARK_PRIMITIVES.get(type(spark_type))
+    known = _from_spark_primitives().get(type(spark_type))
     if known is not None:
         return known
     if isinstance(spark_type, st.StringType) and spark_type.isUTF8BinaryCollation():
