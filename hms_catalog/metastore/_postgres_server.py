@@ -215,6 +215,8 @@ class PostgresServer:
     def close(self) -> None:
         """Stop the server and remove the private folder, if one was made; ``directory`` is the caller's."""
         self.stop()
+        if self._private is None:  # made by another object (the metastore's start) after this one was made
+            self._private = _read_path(self._location_file)
         if self._private is not None:
             shutil.rmtree(self._private, ignore_errors=True)
             self._location_file.unlink(missing_ok=True)
