@@ -36,6 +36,8 @@ _REQUEST_BYTES = 1 << 20
 def _preload() -> None:
     importlib.import_module("hms_catalog.cli.main")._commands()  # the serve command's module with the CLI
     importlib.import_module("service.app")  # FastAPI and the routes, which serve loads as it starts
+    for deferred in ("pyspark.sql.types", "pyiceberg.types", "pyarrow.fs"):  # what the CLI imports on first use
+        importlib.import_module(deferred)
 
 
 def _run_child(request: dict[str, object], fds: list[int], closing: list[socket.socket]) -> None:
