@@ -29,6 +29,7 @@ from _scale_table import DATABASE, TABLE, WARM_TABLE
 
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.remote import CatalogServiceClient
+from planner import PlanReader, SplitPlan
 
 __all__ = ["Rig", "audited", "cli_startup", "ours_api", "ours_cli", "ours_service", "spark_plan", "start_service", "start_spark",
            "stop_service", "total"]
@@ -62,9 +63,10 @@ def audited(metastore: EmbeddedMetastore, action: Callable[[], Any]) -> tuple[fl
     return round(seconds, 4), calls, value
 
 
-def ours_api(rig: Rig, catalog: str, where: str) -> dict[str, Any]:
+def ours_api(rig: Rig, catalog: str, where: str, *, stream: bool = False) -> dict[str, Any]:
+    """``stream``: the plan streamed and written as JSON (to the null device), its splits never held."""
     job = {"home": str(rig.home), "catalog": catalog, "database": DATABASE, "table": TABLE, "where": where,
-           "metastore": str(rig.metastore.directory)}
+           "metastore": str(rig.metastore.directory), "stream": stream}
     _, code, out, err, process_peak = run_measured([sys.executable, str(WORKER), json.dumps(job)], cwd=rig.root)
     if code != 0 or not out.strip():
         raise SystemExit(f"the planning worker failed ({code}) for {where!r}:\n{err[-3000:]}")
@@ -132,13 +134,25 @@ def cold_service_call(rig: Rig, catalog: str, action: Callable[[CatalogServiceCl
 
 
 def ours_service(rig: Rig, catalog: str, where: str) -> dict[str, Any]:
-    found = cold_service_call(rig, catalog, lambda client: client.plan(catalog, DATABASE, TABLE, where))
-    body = found.pop("value")
-    plan = json.loads(body)
-    summary = plan["summary"]
-    return {**found, "splits": len(plan["splits"]), "partitions": summary["partitions_scanned"],
-            "metastore_seconds": summary["hms_seconds"], "listing_seconds": summary["listing_seconds"],
-            "splitting_seconds": summary["splitting_seconds"], "answer_mib": mib(len(body.encode()))}
+    """The service's plan, read as it streams it (``PlanReader``): the service holds a batch, not the plan."""
+    received = [0]
+
+    def read(client: CatalogServiceClient) -> SplitPlan:
+        reader = PlanReader()
+
+        def piece(data: bytes) -> None:
+            received[0] += len(data)
+            reader.feed(data)
+
+        client.plan(catalog, DATABASE, TABLE, where, into=piece)
+        return reader.plan()
+
+    found = cold_service_call(rig, catalog, read)
+    plan = found.pop("value")
+    summary = plan.summary
+    return {**found, "splits": len(plan.splits), "partitions": summary.partitions_scanned,
+            "metastore_seconds": summary.hms_seconds, "listing_seconds": summary.listing_seconds,
+            "splitting_seconds": summary.splitting_seconds, "answer_mib": mib(received[0])}
 
 
 def start_spark(metastore: EmbeddedMetastore, scratch: Path) -> Any:

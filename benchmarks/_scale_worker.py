@@ -8,11 +8,16 @@ the listing and the splits). Metastore calls are counted at the server, in its a
 set is reset to the current one just before planning (``/proc/self/clear_refs``), so ``peak_rss`` is the highest
 the process reached while planning and ``rss_before`` what it held before (the interpreter, the imports, the
 connection). One JSON line on stdout.
+
+With ``"stream": true`` the plan is made as a stream (``plan_table_stream``) and its JSON text written, a piece at
+a time, to the null device, as the CLI and the service write it: the splits are never held, and ``json_mib`` says
+how much text was written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +30,18 @@ from _scale_memory import reset_peak, rss
 from hms_catalog import open_session
 from hms_catalog.errors import HmsCatalogError
 from hms_catalog.metastore import EmbeddedMetastore
-from planner import plan_table
+from planner import SplitPlan, plan_json_pieces, plan_table, plan_table_stream
+
+
+def _streamed(catalog: Any, handle: Any, where: str) -> tuple[SplitPlan, int, int]:
+    """The plan written as JSON to the null device as it is cut: (the plan without splits, splits, bytes)."""
+    stream = plan_table_stream(catalog, handle, where)
+    written = 0
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        for piece in plan_json_pieces(stream):
+            written += sink.write(piece)
+    done = stream.finished()
+    return done, done.summary.splits, written
 
 
 def run(job: dict[str, Any]) -> dict[str, Any]:
@@ -39,8 +55,13 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     before = rss()
     reset_peak()
     started = time.perf_counter()
+    written = None
     try:
-        plan = plan_table(catalog, handle, job["where"])
+        if job.get("stream"):
+            plan, splits, written = _streamed(catalog, handle, job["where"])
+        else:
+            plan = plan_table(catalog, handle, job["where"])
+            splits = len(plan.splits)
         error = None
     except HmsCatalogError as refused:
         plan, error = None, f"{type(refused).__name__}: {refused}"
@@ -53,12 +74,15 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     if plan is not None:
         summary = plan.summary
         found.update({
-            "splits": len(plan.splits), "files": summary.files, "partitions": summary.partitions_scanned,
+            "splits": splits, "files": summary.files, "partitions": summary.partitions_scanned,
             "partitions_total": summary.partitions_total, "metastore_seconds": summary.hms_seconds,
             "listing_seconds": summary.listing_seconds, "splitting_seconds": summary.splitting_seconds,
             "absent_locations": summary.absent_locations, "notes": list(summary.notes[:3]),
-            "splits_held_as": type(plan.splits).__name__, "client_calls": dict(summary.metastore_calls),
+            "splits_held_as": "stream" if written is not None else type(plan.splits).__name__,
+            "client_calls": dict(summary.metastore_calls),
         })
+        if written is not None:
+            found["json_mib"] = round(written / 2**20, 1)
     session.manager.close()
     return found
 

@@ -77,6 +77,7 @@ __all__ = [
     "RECURSIVE_DIRECTORIES",
     "IGNORE_ABSENT_PARTITIONS",
     "LISTING_PARALLELISM",
+    "PLAN_PARTITION_BATCH",
     "EVENTS_ENABLED",
     "EVENTS_BATCH_SIZE",
     "PARTITION_BATCH_SIZE",
@@ -137,6 +138,10 @@ RECURSIVE_DIRECTORIES = "hive.recursive_directories"
 IGNORE_ABSENT_PARTITIONS = "hive.ignore_absent_partitions"
 LISTING_PARALLELISM = "file.listing.parallelism"
 LISTING_PARALLELISM_DEFAULT = 8
+# Partitions a Hive scan fetches, lists and cuts at a time: what bounds the partition objects a plan holds.
+# Four get_partitions_by_names calls' worth, so each batch's calls still run in parallel on the pool.
+PLAN_PARTITION_BATCH = "planner.partition.batch"
+PLAN_PARTITION_BATCH_DEFAULT = 4000
 
 # Following the metastore's notification log (Doris's names). Off by default: it needs a metastore that
 # writes the log (DbNotificationListener or the embedded metastore's listener).
@@ -198,6 +203,7 @@ class ScanConfig:
     recursive: bool = False
     ignore_absent: bool = True
     listing_parallelism: int = LISTING_PARALLELISM_DEFAULT
+    partition_batch: int = PLAN_PARTITION_BATCH_DEFAULT
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> ScanConfig:
@@ -209,6 +215,7 @@ class ScanConfig:
             recursive=property_as_bool(props, RECURSIVE_DIRECTORIES, False),
             ignore_absent=property_as_bool(props, IGNORE_ABSENT_PARTITIONS, True),
             listing_parallelism=property_as_int(props, LISTING_PARALLELISM, LISTING_PARALLELISM_DEFAULT, minimum=1),
+            partition_batch=property_as_int(props, PLAN_PARTITION_BATCH, PLAN_PARTITION_BATCH_DEFAULT, minimum=1),
         )
 
 

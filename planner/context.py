@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hms_catalog.cache import CatalogCaches
@@ -37,9 +37,12 @@ class PlanningContext:
 
 @dataclass
 class FormatPlan:
-    """What a format's planner returns; the core adds identity, schema and totals."""
+    """What a format's planner returns; the core adds identity, schema and totals.
 
-    splits: list[Split]
+    ``splits`` may be an iterator (the Hive planner's, a batch of partitions at a time) that fills in the
+    counts, seconds, notes, statistics and aggregate as it is consumed: they are final once it is."""
+
+    splits: Iterable[Split]
     files: int
     bytes: int
     partitions_total: int | None = None

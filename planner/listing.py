@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -23,7 +23,8 @@ from hms_catalog.storage.locations import is_hidden, join_location, normalize_lo
 from hms_catalog.storage.resolver import StorageResolver
 from planner._parallel import run_all
 
-__all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "list_locations", "with_blocks"]
+__all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "SharedRoot", "list_locations",
+           "with_blocks"]
 
 # Locations per unit of work handed to a listing thread: a few units per thread keep threads evenly busy,
 # and the bound keeps a slow remote listing from holding a large share of the work.
@@ -166,6 +167,42 @@ def _list_under_root(storage: StorageResolver, root: str, locations: Sequence[st
     return found
 
 
+class SharedRoot:
+    """A table's root on an object store, listed once (recursively) for the locations of many partitions.
+
+    A plan that takes its partitions in batches names them all up front (``locations``: where the metastore
+    puts a partition by default, the table's root and the partition's name), so the one listing serves every
+    batch, and is made only when a batch has enough locations that no cache answers (:data:`_ROOT_LISTING_MIN`).
+    A location it was not made for (a partition with a LOCATION of its own) is listed by itself. What a batch
+    took is dropped from it.
+    """
+
+    def __init__(self, root: str, locations: Iterable[str] = ()) -> None:
+        self.root = root
+        self._locations: Iterable[str] | None = locations  # made only if the root is listed
+        self._listed: dict[str, list[tuple[str, int, int]] | None] | None = None
+        self.ticket = 0
+
+    def answers(self, caches: CatalogCaches, storage: StorageResolver, todo: Sequence[str],
+                recursive: bool) -> dict[str, list[tuple[str, int, int]] | None]:
+        """The listings of those of ``todo`` under the root (None: absent); {} when the root is not worth
+        listing for them (too few, or not on an object store)."""
+        if self._listed is None:
+            if len(todo) < _ROOT_LISTING_MIN or not storage.is_object_store(self.root):
+                return {}
+            self.ticket = caches.files.ticket()  # read before the listing, as each chunk's is
+            wanted = list(self._locations or ()) or list(todo)
+            listed = _list_under_root(storage, self.root, wanted, recursive)
+            self._listed = {normalize_location(location).rstrip("/"): found for location, found in listed.items()}
+            self._locations = None
+        found = {}
+        for location in todo:
+            key = normalize_location(location).rstrip("/")
+            if key in self._listed:
+                found[location] = self._listed.pop(key)
+        return found
+
+
 def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, locator: BlockLocator,
                 block_size: int) -> list[FileEntry]:
     """``(path, size, mtime)`` files with their blocks: known ones from the cache (keyed by that identity,
@@ -191,14 +228,16 @@ def list_locations(
     locator: BlockLocator,
     parallelism: int,
     progress: Callable[[int, int], None] | None = None,
-    shared_root: str | None = None,
+    shared_root: str | SharedRoot | None = None,
+    keep: bool = True,
 ) -> ListingResult:
     """List ``(cache_key, location)`` pairs in parallel; cached listings are served without I/O.
 
     The work goes to the threads in chunks of locations (a few per thread), each chunk's files located
     in one locator call: a future per location cost more than listing a local folder does. With
     ``shared_root`` on an object store and many locations to list under it (most of a table's partitions),
-    one recursive listing of the root answers them all.
+    one recursive listing of the root answers them all (a :class:`SharedRoot`: one listing for several calls).
+    ``keep=False`` leaves the listings out of the cache (a scan larger than it, which would only flush it).
     """
     started = time.perf_counter()
     files: dict[str, list[FileEntry]] = {}
@@ -213,9 +252,11 @@ def list_locations(
 
     root_ticket: int | None = None
     from_root: dict[str, list[tuple[str, int, int]] | None] = {}
-    if shared_root is not None and len(todo) >= _ROOT_LISTING_MIN and storage.is_object_store(shared_root):
-        root_ticket = caches.files.ticket()  # read before the listing, as each chunk's is
-        from_root = _list_under_root(storage, shared_root, [location for _, location in todo], recursive)
+    if shared_root is not None:
+        root = SharedRoot(shared_root) if isinstance(shared_root, str) else shared_root
+        from_root = root.answers(caches, storage, [location for _, location in todo], recursive)
+        if from_root:
+            root_ticket = root.ticket
 
     def work(chunk: list[tuple[tuple[str, str, str], str]], stop: threading.Event) -> list[tuple[str, list[FileEntry] | None]]:
         ticket = root_ticket if root_ticket is not None else caches.files.ticket()  # a change while listing is not undone
@@ -231,7 +272,8 @@ def list_locations(
                 answers.append((location, None))
                 continue
             entries = [next(located) for _ in found]
-            caches.files.put(key, tuple(entries), ticket=ticket)
+            if keep:
+                caches.files.put(key, tuple(entries), ticket=ticket)
             answers.append((location, entries))
         return answers
 

@@ -7,22 +7,35 @@ The routes, first that applies:
   get_partition_names_ps, then the objects. The metastore matches that spec against its index on
   partition names: measured on 120,000 partitions, 2 calls in 0.02 s where one filter takes 0.06 s.
 - Any other predicate the metastore's filter grammar can express (ranges, IN and equality on string,
-  integral and date keys, see :meth:`PartitionPredicate.metastore_filter`): one get_partitions_by_filter,
-  which answers the objects too. A metastore that refuses it (integral and date keys need its direct SQL
-  path or ``hive.metastore.integral.jdo.pushdown``) is remembered to refuse that kind of key for that
-  table, and the kinds it still takes are asked instead; with none left, the names route.
+  integral and date keys, see :meth:`PartitionPredicate.metastore_filter`): one get_partitions_by_filter of at
+  most :data:`FILTER_PROBE` partitions, which answers the objects too; when that many come back, a
+  get_num_partitions_by_filter, and when the count is within both ``max_partitions`` and
+  :data:`FILTER_OBJECTS_LIMIT`, the whole get_partitions_by_filter. A larger count goes the names route: the objects of
+  a selection that large are fetched batch by batch, and one too large for ``max_partitions`` is counted
+  exactly on names (the filter's count is of a superset) and refused with no more than the probe's objects fetched. A
+  metastore that refuses a filter (integral and date keys need its direct SQL path or
+  ``hive.metastore.integral.jdo.pushdown``) is remembered to refuse that kind of key for that table, and the
+  kinds it still takes are asked instead; with none left, the names route.
 - Nothing can be expressed: every name, evaluated locally.
 
+The probe keeps a selective filter at one call; the count (the metastore's filter query once more, 2.5-3 s on a
+million-partition PostgreSQL metastore) is paid only by selections of :data:`FILTER_PROBE` or more: it is what
+lets a scan over ``max_partitions`` be refused before more than the probe's objects cross the wire, and what
+keeps a selection of half a million partitions from arriving as one answer (74 s and 2 GB there,
+docs/measurements.md).
+
 The predicate is always evaluated locally on the names as well, so what the metastore returns only has to
-be a superset. Objects missing from the partition cache are asked by names in batches of
-:data:`PARTITION_BATCH_SIZE`, in parallel, with the projection planning needs (``PLANNING_FIELDS``; a
-metastore without projections answers whole partitions).
+be a superset. :func:`choose_partitions` settles the names (all of them may be held: a name is a short
+string) and refuses too many; :func:`partition_batches` then hands the objects on a batch at a time, so a
+scan never holds more than a batch of them: those missing from the partition cache are asked by names in
+calls of :data:`PARTITION_BATCH_SIZE`, in parallel, with the projection planning needs (``PLANNING_FIELDS``;
+a metastore without projections answers whole partitions).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from hms_catalog.cache import CatalogCaches
@@ -35,12 +48,25 @@ from hms_catalog.formats.partition_values import DEFAULT_PARTITION, make_partiti
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
 from planner.predicates import STRING, MetastoreFilter, PartitionPredicate, keys_in_order
 
-__all__ = ["SelectedPartition", "PartitionSelection", "select_partitions", "select_partition_names", "PARTITION_BATCH_SIZE"]
+__all__ = [
+    "SelectedPartition", "PartitionSelection", "PartitionChoice", "choose_partitions", "partition_batches",
+    "select_partitions", "select_partition_names", "PARTITION_BATCH_SIZE", "FILTER_OBJECTS_LIMIT",
+]
 
 # Partitions asked by names per call. Hive's own client asks 300 at a time
 # (hive.metastore.batch.retrieve.max); at 1,000 a 1,200-partition scan is 2 calls instead of 4, and the
 # metastore still answers each in about 0.1 s.
 PARTITION_BATCH_SIZE = 1000
+# The most partitions a filter's one call brings as objects. Above it (the filter's count says so first) the
+# objects are fetched by names, a batch at a time. Sized for the largest of the 120,000- and million-partition
+# measurements' shapes (IN on the second key: 30,000 partitions, 6 s and about 200 MB in one answer); a
+# selection of half a million in one answer took 2 GB.
+FILTER_OBJECTS_LIMIT = 50_000
+# A filter's first ask: at most one more partition than this (or than max_partitions, if smaller). No more back
+# than this means that was all of them, in one call; one more is followed by a count, so a selection too large
+# for one answer (or for max_partitions) costs no more objects than these before it is refused or fetched in
+# batches.
+FILTER_PROBE = PARTITION_BATCH_SIZE
 
 
 @dataclass(frozen=True)
@@ -96,9 +122,11 @@ def _all_names(table: _Table) -> _Candidates:
     return _Candidates(names, len(names))
 
 
-def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects: bool = True) -> _Candidates:
+def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects: bool = True,
+                max_partitions: int | None = None) -> _Candidates:
     """``objects=False`` leaves out the filter route: its answer is partition objects, which a caller that
-    needs only names (SHOW PARTITIONS) would pay for by the megabyte."""
+    needs only names (SHOW PARTITIONS) would pay for by the megabyte. ``max_partitions``: the filter route
+    fetches objects only for a count within it (and within :data:`FILTER_OBJECTS_LIMIT`)."""
     cached = table.caches.partition_values.peek(table.key(""), used=True)
     if cached is not None:
         return _Candidates(cached, len(cached))
@@ -117,7 +145,7 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
     refused = refusals.refused(table.database, table.name)
     while (metastore_filter := predicate.metastore_filter(refused)) is not None:
         try:
-            found = _by_filter(table, metastore_filter.expression)
+            found = _by_filter(table, metastore_filter.expression, max_partitions)
         except MetastoreUnavailableError:
             raise
         except MetastoreError as error:
@@ -127,6 +155,8 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
             table.notes.append(f"metastore refused filter {metastore_filter.expression!r} ({error}); "
                                f"not asking it filters on {', '.join(sorted(blamed))} keys of this table again")
             continue
+        if found is None:  # counted too many to bring as objects in one answer
+            break
         table.notes.append(f"metastore narrowed by filter {metastore_filter.expression}")
         return found
     return _all_names(table)
@@ -138,23 +168,40 @@ def _blamed(refused: MetastoreFilter) -> frozenset[str]:
     return refused.kinds - {STRING} or refused.kinds
 
 
-def _by_filter(table: _Table, expression: str) -> _Candidates:
-    fetched: dict[str, ttypes.Partition] = {}
-
-    def load() -> tuple[str, ...]:
-        ticket = table.caches.partitions.ticket()
-        partitions = table.client.get_partitions_by_filter(table.database, table.name, expression, fields=PLANNING_FIELDS)
-        for partition in partitions:
-            fetched[make_partition_name(table.keys, partition.values)] = partition
-        table.caches.partitions.put_all([(table.key(name), partition) for name, partition in fetched.items()], ticket=ticket)
-        return tuple(fetched)
-
-    names = table.caches.partition_values.get(table.key("filter:" + expression), load)
+def _by_filter(table: _Table, expression: str, max_partitions: int | None) -> _Candidates | None:
+    """The filter's partitions, names and objects: one call when they are fewer than :data:`FILTER_PROBE` (the
+    selective filters planning mostly sees), else a count and, when the count says they are few enough to
+    bring in one answer, the whole answer (a cached answer needs none of these). None when the count is over
+    ``max_partitions`` or :data:`FILTER_OBJECTS_LIMIT`, for the names route to count exactly and fetch in
+    batches: no more than the probe's partition objects have crossed the wire then."""
+    key = table.key("filter:" + expression)
+    cached = table.caches.partition_values.peek(key, used=True)
+    if cached is not None:
+        return _Candidates(cached, None)
+    limit = FILTER_OBJECTS_LIMIT if max_partitions is None else min(max_partitions, FILTER_OBJECTS_LIMIT)
+    probe = min(FILTER_PROBE, limit) + 1  # one more than one answer may hold: more back says there may be more
+    names_ticket = table.caches.partition_values.ticket()
+    ticket = table.caches.partitions.ticket()
+    partitions = table.client.get_partitions_by_filter(table.database, table.name, expression, probe,
+                                                       fields=PLANNING_FIELDS)
+    if len(partitions) == probe:  # perhaps more: count them before asking for every one
+        count = table.client.get_num_partitions_by_filter(table.database, table.name, expression)
+        if count > limit:
+            table.notes.append(f"metastore counted {count} partitions for filter {expression}: more than "
+                               f"{limit} to fetch in one answer, so asked by names in batches")
+            return None
+        partitions = table.client.get_partitions_by_filter(table.database, table.name, expression,
+                                                           fields=PLANNING_FIELDS)
+    fetched = {make_partition_name(table.keys, partition.values): partition for partition in partitions}
+    table.caches.partitions.put_all([(table.key(name), partition) for name, partition in fetched.items()], ticket=ticket)
+    names = tuple(fetched)
+    table.caches.partition_values.put(key, names, ticket=names_ticket)
     return _Candidates(names, None, fetched)
 
 
-def _fetch(table: _Table, names: Sequence[str], parallelism: int) -> dict[str, ttypes.Partition]:
-    """Partition objects by name: the cached ones, the rest asked in batches (absent ones left out)."""
+def _fetch(table: _Table, names: Sequence[str], parallelism: int, *, keep: bool = True) -> dict[str, ttypes.Partition]:
+    """Partition objects by name: the cached ones, the rest asked in batches (absent ones left out) and, with
+    ``keep``, cached."""
     found: dict[str, ttypes.Partition] = {}
     missing = []
     for name in names:
@@ -176,7 +223,9 @@ def _fetch(table: _Table, names: Sequence[str], parallelism: int) -> dict[str, t
             partition = by_values.get(values)
             if partition is not None:
                 answered[name] = partition
-        table.caches.partitions.put_all([(table.key(name), partition) for name, partition in answered.items()], ticket=ticket)
+        if keep:
+            table.caches.partitions.put_all([(table.key(name), partition) for name, partition in answered.items()],
+                                            ticket=ticket)
         found.update(answered)
     return found
 
@@ -192,14 +241,12 @@ def _scope(client: MetastoreCalls, caches: CatalogCaches, table: ttypes.Table) -
                   [k.name.lower() for k in table.partitionKeys or []], [])
 
 
-def _kept(names: Sequence[str], predicate: PartitionPredicate | None) -> list[tuple[str, tuple[tuple[str, str | None], ...]]]:
-    """The names ``predicate`` may match, with their values: the local evaluation every route ends with."""
-    kept = []
-    for partition_name in names:
-        values = parse_partition_name(partition_name)
-        if predicate is None or predicate.may_match(dict(values)):
-            kept.append((partition_name, values))
-    return kept
+def _kept(names: Sequence[str], predicate: PartitionPredicate | None) -> list[str]:
+    """The names ``predicate`` may match: the local evaluation every route ends with. Names only, the values
+    parsed again a batch at a time: 500,000 names with their parsed values took 210 MB more than the names."""
+    if predicate is None:
+        return list(names)
+    return [name for name in names if predicate.may_match(dict(parse_partition_name(name)))]
 
 
 def select_partition_names(
@@ -210,7 +257,73 @@ def select_partition_names(
 ) -> list[str]:
     """The names of the partitions of ``table`` that ``predicate`` may match, in the metastore's order, without
     asking for a partition object: the cached names, the names a leading-key spec narrows to, or every name."""
-    return [name for name, _ in _kept(_candidates(_scope(client, caches, table), predicate, objects=False).names, predicate)]
+    return _kept(_candidates(_scope(client, caches, table), predicate, objects=False).names, predicate)
+
+
+@dataclass
+class PartitionChoice:
+    """The partitions a scan reads, by name (a name is a short string, so a million may be held), the objects
+    a filter's one answer brought along, and what choosing cost.
+    :func:`partition_batches` turns it into objects a batch at a time; ``seconds`` and ``notes`` grow as
+    it does."""
+
+    kept: list[str]
+    total: int | None
+    objects: dict[str, ttypes.Partition]
+    seconds: float
+    notes: list[str]
+    scope: _Table = field(repr=False)
+    # Whether the objects fetched are cached: not when the scan is larger than the partition cache, which they
+    # would only flush (each evicting the one before, and every other table's), to no later scan's use.
+    cached: bool = True
+
+
+def choose_partitions(
+    client: MetastoreCalls,
+    caches: CatalogCaches,
+    table: ttypes.Table,
+    predicate: PartitionPredicate | None,
+    *,
+    max_partitions: int,
+) -> PartitionChoice:
+    """Which partitions of ``table`` a scan with ``predicate`` reads, by name; a scan of more than
+    ``max_partitions`` is refused here, before any partition object is asked for."""
+    started = time.perf_counter()
+    scope = _scope(client, caches, table)
+    candidates = _candidates(scope, predicate, max_partitions=max_partitions)
+    selected = _kept(candidates.names, predicate)
+    if len(selected) > max_partitions:
+        raise PlanningError(
+            f"scanning {scope.database}.{scope.name} would read {len(selected)} partitions, more than "
+            f"{MAX_PARTITIONS_PER_SCAN}={max_partitions}; add a partition predicate or raise the property"
+        )
+    return PartitionChoice(selected, candidates.total, candidates.objects, time.perf_counter() - started, scope.notes, scope,
+                           cached=len(selected) <= caches.partitions.capacity)
+
+
+def partition_batches(choice: PartitionChoice, batch_size: int, parallelism: int = 1) -> Iterator[list[SelectedPartition]]:
+    """The chosen partitions with their locations and parameters, ``batch_size`` at a time, in the order of
+    the names: what a batch needs and the cache lacks is asked then (in calls of :data:`PARTITION_BATCH_SIZE`,
+    in parallel), and nothing of a batch is kept once the next is asked for. A partition dropped since its
+    name was read is left out, with a note."""
+    objects = choice.objects
+    for start in range(0, len(choice.kept), batch_size):
+        batch = choice.kept[start : start + batch_size]
+        started = time.perf_counter()
+        found = {name: objects.pop(name) for name in batch if name in objects}
+        missing = [name for name in batch if name not in found]
+        if missing:
+            found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
+        selected = []
+        for name in batch:
+            partition = found.get(name)
+            if partition is None:
+                choice.notes.append(f"partition {name} vanished while planning")
+                continue
+            selected.append(_selected(name, parse_partition_name(name), partition))
+        choice.seconds += time.perf_counter() - started
+        del found
+        yield selected
 
 
 def select_partitions(
@@ -222,25 +335,8 @@ def select_partitions(
     max_partitions: int,
     parallelism: int = 1,
 ) -> PartitionSelection:
-    """The partitions of ``table`` a scan with ``predicate`` must read, with locations and parameters."""
-    started = time.perf_counter()
-    scope = _scope(client, caches, table)
-    candidates = _candidates(scope, predicate)
-    selected = _kept(candidates.names, predicate)
-    if len(selected) > max_partitions:
-        raise PlanningError(
-            f"scanning {scope.database}.{scope.name} would read {len(selected)} partitions, more than "
-            f"{MAX_PARTITIONS_PER_SCAN}={max_partitions}; add a partition predicate or raise the property"
-        )
-    objects = candidates.objects
-    missing = [name for name, _ in selected if name not in objects]
-    if missing:
-        objects = {**objects, **_fetch(scope, missing, parallelism)}
-    partitions = []
-    for partition_name, values in selected:
-        partition = objects.get(partition_name)
-        if partition is None:
-            scope.notes.append(f"partition {partition_name} vanished while planning")
-            continue
-        partitions.append(_selected(partition_name, values, partition))
-    return PartitionSelection(partitions, candidates.total, time.perf_counter() - started, scope.notes)
+    """Every partition of ``table`` a scan with ``predicate`` must read, with locations and parameters, in
+    one list: for callers that want them all at once (the planner takes them in batches instead)."""
+    choice = choose_partitions(client, caches, table, predicate, max_partitions=max_partitions)
+    partitions = [p for batch in partition_batches(choice, max(1, len(choice.kept)), parallelism) for p in batch]
+    return PartitionSelection(partitions, choice.total, choice.seconds, choice.notes)

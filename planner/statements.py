@@ -8,10 +8,11 @@ from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session, register
 from hms_catalog.sql import ast, ast_ddl
 from hms_catalog.sql.expressions import And, ColumnRef, Comparison, Expression, IsNull, Literal
-from planner.core import plan_table
+from planner.core import plan_table_stream
 from planner.partitions import select_partition_names
-from planner.plan import SplitPlan
+from planner.plan import Split, SplitPlan
 from planner.predicates import bind
+from planner.streaming import PlanStream
 
 __all__ = ["SHOW_SPLITS_COLUMNS", "SHOW_PARTITIONS_COLUMNS", "EXPLAIN_COLUMNS", "explain_rows"]
 
@@ -20,24 +21,27 @@ EXPLAIN_COLUMNS = ("Property", "Value")
 SHOW_PARTITIONS_COLUMNS = ("Partition",)
 
 
-def _plan(session: Session, name: ast.TableName, where: object) -> SplitPlan:
+def _plan(session: Session, name: ast.TableName, where: object) -> PlanStream:
     table = session.table(name)
     catalog = session.manager.catalog(table.catalog)
-    return plan_table(catalog, table, where, progress=session.progress)  # type: ignore[arg-type]
+    return plan_table_stream(catalog, table, where, progress=session.progress)  # type: ignore[arg-type]
 
 
 def _values(pairs: tuple[tuple[str, str | None], ...]) -> str:
     return "/".join(f"{k}={'NULL' if v is None else v}" for k, v in pairs)
 
 
+def _row(split: Split) -> tuple[object, ...]:
+    return (split.path, split.start, split.length, split.file_length, ",".join(split.hosts), _values(split.partition_values))
+
+
 @register(ast.ShowSplits)
 def show_splits(session: Session, statement: ast.ShowSplits) -> Result:
-    plan = _plan(session, statement.table, statement.where)
-    rows = [
-        (s.path, s.start, s.length, s.file_length, ",".join(s.hosts), _values(s.partition_values))
-        for s in plan.splits
-    ]
-    return Result.table(SHOW_SPLITS_COLUMNS, rows)
+    """A row per split; to a session that takes streamed rows (the CLI), the rows as the splits are cut."""
+    stream = _plan(session, statement.table, statement.where)
+    if getattr(session, "stream_rows", False):
+        return Result.streamed(SHOW_SPLITS_COLUMNS, (_row(split) for split in stream))
+    return Result.table(SHOW_SPLITS_COLUMNS, [_row(split) for split in stream])
 
 
 def explain_rows(plan: SplitPlan) -> list[tuple[str, object]]:
@@ -66,7 +70,8 @@ def explain_rows(plan: SplitPlan) -> list[tuple[str, object]]:
 
 @register(ast.ExplainSplits)
 def explain_splits(session: Session, statement: ast.ExplainSplits) -> Result:
-    return Result.table(EXPLAIN_COLUMNS, explain_rows(_plan(session, statement.table, statement.where)))
+    """The summary alone: the splits are counted as they are cut, never held."""
+    return Result.table(EXPLAIN_COLUMNS, explain_rows(_plan(session, statement.table, statement.where).finished()))
 
 
 @register(ast_ddl.ShowPartitions)

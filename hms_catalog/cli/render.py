@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol
@@ -12,11 +13,15 @@ from hms_catalog.execution.result import Result
 __all__ = ["Renderer", "TextRenderer", "JsonRenderer", "renderer_for", "FORMATS"]
 
 FORMATS = ("text", "json")
+_ROWS_PER_PIECE = 1000
 
 
 class Renderer(Protocol):
     def result(self, statement: str, result: Result) -> str:
         """What goes to stdout for a statement that succeeded."""
+
+    def pieces(self, statement: str, result: Result) -> Iterator[str]:
+        """The same text in pieces, written as they come: a streamed result's rows are not all held."""
 
     def error(self, statement: str, message: str) -> str | None:
         """What goes to stdout for a statement that failed (None: nothing; the error goes to stderr)."""
@@ -33,7 +38,12 @@ def _text_value(value: Any) -> str:
 class TextRenderer:
     """MySQL-style boxed tables; multi-line cells (SHOW CREATE CATALOG) keep their lines."""
 
+    def pieces(self, statement: str, result: Result) -> Iterator[str]:
+        """One piece: the table's columns are as wide as their widest cell, so every row is needed first."""
+        yield self.result(statement, result)
+
     def result(self, statement: str, result: Result) -> str:
+        result = result.materialized()
         if not result.columns:
             return f"OK: {result.message}" if result.message else "OK"
         cells = [[_text_value(v) for v in row] for row in result.rows]
@@ -80,14 +90,22 @@ class JsonRenderer:
     """One JSON object per statement, on one line."""
 
     def result(self, statement: str, result: Result) -> str:
-        answer: dict[str, Any] = {
-            "statement": statement,
-            "columns": list(result.columns),
-            "rows": [[_json_value(v) for v in row] for row in result.rows],
-        }
+        return "".join(self.pieces(statement, result))
+
+    def pieces(self, statement: str, result: Result) -> Iterator[str]:
+        """The line ``json.dumps`` would write of the whole answer, a row at a time (a thousand to a piece)."""
+        head = json.dumps({"statement": statement, "columns": list(result.columns)}, ensure_ascii=False)
+        batch = [head[:-1] + ', "rows": [']
+        for count, row in enumerate(result.iter_rows()):
+            batch.append((", " if count else "") + json.dumps([_json_value(v) for v in row], ensure_ascii=False))
+            if len(batch) >= _ROWS_PER_PIECE:
+                yield "".join(batch)
+                batch = []
+        batch.append("]")
         if result.message and result.columns:
-            answer["message"] = result.message
-        return json.dumps(answer, ensure_ascii=False)
+            batch.append(", " + json.dumps({"message": result.message}, ensure_ascii=False)[1:-1])
+        batch.append("}")
+        yield "".join(batch)
 
     def error(self, statement: str, message: str) -> str | None:
         return json.dumps({"statement": statement, "error": message}, ensure_ascii=False)

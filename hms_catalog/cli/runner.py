@@ -13,6 +13,7 @@ from typing import TextIO
 
 from hms_catalog.cli.render import Renderer
 from hms_catalog.errors import HmsCatalogError, SqlSyntaxError
+from hms_catalog.execution.result import Result
 from hms_catalog.execution.session import Session
 from hms_catalog.masking import mask_excerpt, mask_text
 from hms_catalog.remote import RemoteSession
@@ -37,6 +38,8 @@ class StatementRunner:
         self.err = err if err is not None else sys.stderr
         self.debug = debug
         self.failures = 0
+        if isinstance(session, Session):
+            session.stream_rows = True  # rows written as they come: see _write_result
 
     def run(self, source: StatementSource, *, context: StatementSource | None = None) -> bool:
         """Run one statement; False when it failed (the error has been reported).
@@ -54,8 +57,20 @@ class StatementRunner:
         except Exception as error:  # noqa: BLE001 - the session goes on; --debug shows the traceback
             self._report(text, error, unexpected=True)
             return False
-        self._write(self.out, self.renderer.result(mask_text(text), result))
+        try:
+            self._write_result(mask_text(text), result)
+        except (HmsCatalogError, OSError) as error:  # a streamed result failed part-way: its line is cut short
+            self.out.write("\n")
+            self._report(text, error)
+            return False
         return True
+
+    def _write_result(self, text: str, result: Result) -> None:
+        """The result's text written as it is rendered: SHOW SPLITS of half a million splits is never held
+        whole, in rows or in text, by the JSON renderer."""
+        for piece in self.renderer.pieces(text, result):
+            self.out.write(piece)
+        self._write(self.out, "")
 
     def run_all(self, text: str, *, stop_on_error: bool) -> bool:
         """Run every statement of ``text`` in order; with ``stop_on_error`` the first failure ends the run."""

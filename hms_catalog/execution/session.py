@@ -82,6 +82,9 @@ class Session(StatementSession):
         load_extensions()
         self.manager = manager
         self.progress = progress
+        # A statement may answer rows as an iterator (Result.streamed): the CLI writes them as they come. Off for
+        # every other caller, who reads ``rows``.
+        self.stream_rows = False
         self.engine_options: dict[str, str] = {}  # e.g. Spark's master or remote URL, set by the CLI
         self.options: dict[str, str] = {}  # SET key = value (sync_ddl, ...), lower-case keys
         # State of statement extensions (SELECT's Spark runner): each value with a ``close()`` is closed

@@ -26,7 +26,7 @@ import select
 import socket
 import ssl
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -37,6 +37,7 @@ __all__ = ["Answer", "Replica", "Replicas", "parse_urls"]
 
 _REPEATABLE = frozenset({"GET", "HEAD"})  # change nothing: safe to send again, anywhere
 _TRY_LATER = 503
+_PIECE = 1 << 16  # bytes read at a time from an answer handed on as it arrives
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class Replicas:
         self._local.replica = None
 
     def send(self, method: str, path: str, payload: bytes | None, headers: dict[str, str],
-             timeout: float | None, *, repeatable: bool = False) -> Answer:
+             timeout: float | None, *, repeatable: bool = False, sink: Callable[[bytes], None] | None = None) -> Answer:
         """The answer of the first replica that gives one other than 503, trying them from the current one.
 
         ``repeatable``: the request may be sent again even after a replica may have applied it (a REFRESH, a
@@ -134,6 +135,10 @@ class Replicas:
         When every replica answered 503, the last answer is returned (the caller raises what it says, a
         MetastoreUnavailableError as a local run would); when some could not be reached, a ServiceError
         names each URL tried and why it failed.
+
+        ``sink``: a successful answer's body goes to it piece by piece as it arrives instead of into the
+        answer (a plan of half a million splits is 170 MB of text). Once a piece has gone to it, an answer cut
+        short is a ServiceError, never sent again: the sink would see the start twice.
         """
         failures: list[str] = []
         refused: Answer | None = None  # the last 503
@@ -143,7 +148,7 @@ class Replicas:
         for index in ((start + step) % count for step in range(count)):
             replica = self.replicas[index]
             try:
-                answer = self._exchange(replica, method, path, payload, headers, timeout)
+                answer = self._exchange(replica, method, path, payload, headers, timeout, sink)
             except _Dropped as dropped:
                 failures.append(f"{replica.url} closed the connection: {dropped.error}")
                 every_refused = False
@@ -171,7 +176,7 @@ class Replicas:
         raise ServiceError(_failed(failures, method, path))
 
     def _exchange(self, replica: Replica, method: str, path: str, payload: bytes | None, headers: dict[str, str],
-                  timeout: float | None) -> Answer:
+                  timeout: float | None, sink: Callable[[bytes], None] | None = None) -> Answer:
         for attempt in (1, 2):  # a kept-alive connection the server closed while idle is reopened once
             connection, reused = self._connection(replica, timeout)
             sent = False
@@ -179,6 +184,9 @@ class Replicas:
                 connection.request(method, path, body=payload, headers=headers)
                 sent = True
                 response = connection.getresponse()
+                if sink is not None and response.status < 300:
+                    _drain(response, sink, f"{replica.url} {method} {path}", self.close)
+                    return Answer(replica.url, response.status, dict(response.getheaders()), b"")
                 body = response.read()
                 return Answer(replica.url, response.status, dict(response.getheaders()), body)
             except TimeoutError:
@@ -220,6 +228,24 @@ class Replicas:
         if connection.sock is not None:
             connection.sock.settimeout(connection.timeout)
         return connection, reused
+
+
+def _drain(response: http.client.HTTPResponse, sink: Callable[[bytes], None], what: str, close: Callable[[], None]) -> None:
+    """``response``'s body into ``sink`` piece by piece; cut short after the first piece, a ServiceError."""
+    handed = 0
+    while True:
+        try:
+            piece = response.read1(_PIECE)
+        except (OSError, http.client.HTTPException) as error:
+            if not handed:
+                raise
+            close()
+            raise ServiceError(f"the catalog service at {what} cut its answer short after {handed} bytes "
+                               f"(it failed while sending it; see its log): {error!r}") from error
+        if not piece:
+            return
+        sink(piece)
+        handed += len(piece)
 
 
 def _failed(failures: list[str], method: str, path: str) -> str:

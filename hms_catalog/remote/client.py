@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -120,15 +120,18 @@ class CatalogServiceClient:
         return self._json("GET", _table_path(catalog, database, table))
 
     def plan(self, catalog: str, database: str, table: str, where: str | None = None,
-             columns: list[str] | None = None) -> str:
-        """The split plan as the JSON text ``SplitPlan.dumps`` writes (``SplitPlan.loads`` reads it)."""
+             columns: list[str] | None = None, *, into: Callable[[bytes], None] | None = None) -> str:
+        """The split plan as the JSON text ``SplitPlan.dumps`` writes (``SplitPlan.loads`` reads it).
+
+        ``into``: the text goes to it piece by piece as the service streams it, never held whole, and ""
+        is returned (``planner.plan_json.PlanReader().feed`` reads a plan so; ``planner.fetch_plan`` does it)."""
         body: dict[str, Any] = {}
         if where is not None:
             body["where"] = where
         if columns is not None:
             body["columns"] = list(columns)
         return self._request("POST", _table_path(catalog, database, table) + "/plan", body,
-                             repeatable=True).body.decode("utf-8")  # a plan changes nothing
+                             repeatable=True, sink=into).body.decode("utf-8")  # a plan changes nothing
 
     def refresh(self, catalog: str, database: str | None = None, table: str | None = None) -> dict[str, Any]:
         body = {key: value for key, value in (("database", database), ("table", table)) if value is not None}
@@ -227,7 +230,8 @@ class CatalogServiceClient:
         return data
 
     def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, if_version: int | None = None,
-                 timeout: float | None = None, repeatable: bool = False) -> Answer:
+                 timeout: float | None = None, repeatable: bool = False,
+                 sink: Callable[[bytes], None] | None = None) -> Answer:
         headers = {"Accept": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
@@ -237,7 +241,7 @@ class CatalogServiceClient:
         if body is not None:
             payload = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        answer = self._replicas.send(method, path, payload, headers, timeout, repeatable=repeatable)
+        answer = self._replicas.send(method, path, payload, headers, timeout, repeatable=repeatable, sink=sink)
         if answer.status >= 400:
             self._raise(answer, method, path)
         return answer

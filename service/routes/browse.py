@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import itertools
 from typing import Any
 
 from fastapi import APIRouter, Response
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 
 from hms_catalog.errors import ConfigurationError
 from hms_catalog.execution.browse_commands import like_matcher
 from hms_catalog.properties import mask_properties
 from hms_catalog.sql import ast
 from planner.aggregates import AggregateFunction, AggregateRequest
-from planner.core import plan_table
+from planner.core import plan_table_stream
+from planner.plan_json import plan_json_pieces
 from service.bodies import PlanRequest
 from service.routes._common import Acting
 from service.state import ServiceState
@@ -55,18 +56,26 @@ def router(state: ServiceState) -> APIRouter:
 
     @routes.post("/v1/catalogs/{catalog}/databases/{database}/tables/{table}/plan")
     def plan(catalog: str, database: str, table: str, body: PlanRequest, who: Acting) -> Response:
+        """The split plan, streamed: the text ``SplitPlan.dumps`` writes, sent chunked as the splits are cut (a
+        batch of partitions at a time), so neither the splits nor the text of a plan of half a million partitions
+        is held whole. What is refused before any split (too many partitions, a table that cannot be read) and a
+        failure of the first batch are the usual error answers; a failure after the answer has begun cuts it short
+        (no final chunk), which every HTTP client reports as an incomplete answer."""
         live = state.reading(who, catalog, "the plan")
         handle = live.table(database, table)
         aggregate = None if body.aggregate is None else AggregateRequest(
             tuple(AggregateFunction(f.function, f.column) for f in body.aggregate.functions))
-        made = plan_table(live, handle, body.where, statistics=body.statistics or aggregate is not None, aggregate=aggregate)
+        stream = plan_table_stream(live, handle, body.where, statistics=body.statistics or aggregate is not None,
+                                   aggregate=aggregate)
         if body.columns is not None:
-            known = {column.name.lower() for column in made.schema.columns}
+            known = {column.name.lower() for column in stream.header.schema.columns}
             unknown = [name for name in body.columns if name.lower() not in known]
             if unknown:
                 raise ConfigurationError(f"table {handle.full_name} has no column(s) {', '.join(unknown)}")
-            made = replace(made, options={**made.options, "columns": ",".join(body.columns)})
-        return Response(made.dumps(), media_type="application/json")
+            stream.with_options(columns=",".join(body.columns))
+        pieces = plan_json_pieces(stream)
+        first = next(pieces)  # the first batch planned here: its failure is an error answer, not a cut stream
+        return StreamingResponse(itertools.chain((first,), pieces), media_type="application/json")
 
     @routes.get("/v1/catalogs/{catalog}/cache")
     def cache(catalog: str, who: Acting) -> dict[str, Any]:
