@@ -83,6 +83,11 @@ class MetastoreClient(MetastoreWriteCalls):
             missing=("database", database),
         ))
 
+    def get_table_meta(self, databases: str, tables: str, types: list[str] | None = None) -> list[ttypes.TableMeta]:
+        """Name, type and comment of every table the two Hive patterns name: one query of the metastore, none of
+        the table objects a load would fetch."""
+        return list(self._call("get_table_meta", self._db(databases), tables, types))
+
     def get_partition_names(self, database: str, table: str, max_parts: int = -1) -> list[str]:
         return list(self._call("get_partition_names", self._db(database), table, max_parts,
                                missing=("table", f"{database}.{table}")))

@@ -146,6 +146,33 @@ def test_warm_get_table_costs_the_metastore_nothing(endpoint: Endpoint, client: 
     assert calls_of(endpoint).calls_since(cold) == {}
 
 
+def test_get_table_meta_is_one_metastore_call_cold_and_none_warm(endpoint: Endpoint, client: MetastoreThriftClient,
+                                                                 admin: hms.Admin, unique_name: str) -> None:
+    """Cold, the metastore's own get_table_meta answers (it loads no table object: with 100,000 tables, loading them
+    took minutes); once every table it names is cached, the caches answer."""
+    db, other = unique_name, f"{unique_name}_other"
+    for database in (db, other):
+        admin.create_database(database)
+    for name in ("t1", "t2", "u1"):
+        admin.create_table(db, name, [("a", "int")])
+    admin.create_table(other, "t3", [("a", "int")])
+    client.get_all_databases()  # the database names, listed apart from what is counted
+    before = calls_of(endpoint)
+    cold = client.get_table_meta(db, "t*", None)
+    assert sorted((m.dbName, m.tableName, m.tableType) for m in cold) == [(db, "t1", "EXTERNAL_TABLE"), (db, "t2", "EXTERNAL_TABLE")]
+    assert calls_of(endpoint).calls_since(before) == {"get_table_meta": 1}
+    client.get_table_objects_by_name_req(ttypes.GetTablesRequest(dbName=db))  # every table of the database loaded
+    loaded = calls_of(endpoint)
+    warm = client.get_table_meta(db, "t*", None)
+    assert sorted((m.dbName, m.tableName) for m in warm) == [(db, "t1"), (db, "t2")]
+    assert client.get_table_meta(db, "*", ["MANAGED_TABLE"]) == []
+    assert calls_of(endpoint).calls_since(loaded) == {}
+    before = calls_of(endpoint)  # the other database's tables are not cached: the metastore is asked for it alone
+    both = client.get_table_meta(f"{db}|{other}", "t*", None)
+    assert sorted((m.dbName, m.tableName) for m in both) == [(db, "t1"), (db, "t2"), (other, "t3")]
+    assert calls_of(endpoint).calls_since(before) == {"get_table_meta": 1}
+
+
 def test_sixteen_clients_asking_one_cold_table_cost_one_metastore_call(endpoint: Endpoint, admin: hms.Admin,
                                                                        unique_name: str) -> None:
     db = unique_name
