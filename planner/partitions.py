@@ -7,22 +7,21 @@ The routes, first that applies:
   get_partition_names_ps, then the objects. The metastore matches that spec against its index on
   partition names: measured on 120,000 partitions, 2 calls in 0.02 s where one filter takes 0.06 s.
 - Any other predicate the metastore's filter grammar can express (ranges, IN and equality on string,
-  integral and date keys, see :meth:`PartitionPredicate.metastore_filter`): one get_partitions_by_filter of at
-  most :data:`FILTER_PROBE` partitions, which answers the objects too; when that many come back, a
-  get_num_partitions_by_filter, and when the count is within both ``max_partitions`` and
-  :data:`FILTER_OBJECTS_LIMIT`, the whole get_partitions_by_filter. A larger count goes the names route: the objects of
-  a selection that large are fetched batch by batch, and one too large for ``max_partitions`` is counted
-  exactly on names (the filter's count is of a superset) and refused with no more than the probe's objects fetched. A
-  metastore that refuses a filter (integral and date keys need its direct SQL path or
-  ``hive.metastore.integral.jdo.pushdown``) is remembered to refuse that kind of key for that table, and the
-  kinds it still takes are asked instead; with none left, the names route.
+  integral and date keys, see :meth:`PartitionPredicate.metastore_filter`): one get_partitions_by_filter, which
+  answers the objects too, asked for at most one more than :data:`FILTER_OBJECTS_LIMIT` (or than
+  ``max_partitions``, if smaller). When that many come back, the selection is too large for one answer: its
+  objects are dropped and the names route takes it, where a scan over ``max_partitions`` is refused on the
+  exact count and a large one fetched by names, batch by batch. A metastore that refuses a filter (integral
+  and date keys need its direct SQL path or ``hive.metastore.integral.jdo.pushdown``) is remembered to refuse
+  that kind of key for that table, and the kinds it still takes are asked instead; with none left, the names
+  route.
 - Nothing can be expressed: every name, evaluated locally.
 
-The probe keeps a selective filter at one call; the count (the metastore's filter query once more, 2.5-3 s on a
-million-partition PostgreSQL metastore) is paid only by selections of :data:`FILTER_PROBE` or more: it is what
-lets a scan over ``max_partitions`` be refused before more than the probe's objects cross the wire, and what
-keeps a selection of half a million partitions from arriving as one answer (74 s and 2 GB there,
-docs/measurements.md).
+The bound keeps every selection the filter route serves at one call (a metastore's filter query is its
+costliest: 2.5-3.6 s on a million-partition PostgreSQL metastore, whose partition key values have no index),
+and keeps a selection of half a million partitions from arriving as one answer (74 s and 2 GB there,
+docs/measurements.md): what it costs such a selection, or a refusal, is the bound's objects, fetched and
+dropped. (Counting first, with get_num_partitions_by_filter, runs the filter's query twice for every plan.)
 
 The predicate is always evaluated locally on the names as well, so what the metastore returns only has to
 be a superset. :func:`choose_partitions` settles the names (all of them may be held: a name is a short
@@ -57,16 +56,11 @@ __all__ = [
 # (hive.metastore.batch.retrieve.max); at 1,000 a 1,200-partition scan is 2 calls instead of 4, and the
 # metastore still answers each in about 0.1 s.
 PARTITION_BATCH_SIZE = 1000
-# The most partitions a filter's one call brings as objects. Above it (the filter's count says so first) the
-# objects are fetched by names, a batch at a time. Sized for the largest of the 120,000- and million-partition
-# measurements' shapes (IN on the second key: 30,000 partitions, 6 s and about 200 MB in one answer); a
-# selection of half a million in one answer took 2 GB.
-FILTER_OBJECTS_LIMIT = 50_000
-# A filter's first ask: at most one more partition than this (or than max_partitions, if smaller). No more back
-# than this means that was all of them, in one call; one more is followed by a count, so a selection too large
-# for one answer (or for max_partitions) costs no more objects than these before it is refused or fetched in
-# batches.
-FILTER_PROBE = PARTITION_BATCH_SIZE
+# The most partitions a filter's one call brings as objects; a filter matching more goes by names, a batch at
+# a time. Sized for the largest of the 120,000- and million-partition measurements' shapes (IN on the second
+# key: 30,000 partitions, about 200 MB in one answer; half a million in one answer took 2 GB), and below the
+# 32,767 that Hive's get_partitions_by_filter (an i16 max_parts) can be asked for.
+FILTER_OBJECTS_LIMIT = 32_000
 
 
 @dataclass(frozen=True)
@@ -126,7 +120,7 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
                 max_partitions: int | None = None) -> _Candidates:
     """``objects=False`` leaves out the filter route: its answer is partition objects, which a caller that
     needs only names (SHOW PARTITIONS) would pay for by the megabyte. ``max_partitions``: the filter route
-    fetches objects only for a count within it (and within :data:`FILTER_OBJECTS_LIMIT`)."""
+    answers only a selection within it (and within :data:`FILTER_OBJECTS_LIMIT`)."""
     cached = table.caches.partition_values.peek(table.key(""), used=True)
     if cached is not None:
         return _Candidates(cached, len(cached))
@@ -169,29 +163,22 @@ def _blamed(refused: MetastoreFilter) -> frozenset[str]:
 
 
 def _by_filter(table: _Table, expression: str, max_partitions: int | None) -> _Candidates | None:
-    """The filter's partitions, names and objects: one call when they are fewer than :data:`FILTER_PROBE` (the
-    selective filters planning mostly sees), else a count and, when the count says they are few enough to
-    bring in one answer, the whole answer (a cached answer needs none of these). None when the count is over
-    ``max_partitions`` or :data:`FILTER_OBJECTS_LIMIT`, for the names route to count exactly and fetch in
-    batches: no more than the probe's partition objects have crossed the wire then."""
+    """The filter's partitions, names and objects, in one call (a cached answer needs none); None when more
+    than ``max_partitions`` or :data:`FILTER_OBJECTS_LIMIT` match, for the names route to count exactly and
+    fetch in batches: no more than one over the bound's objects have crossed the wire then."""
     key = table.key("filter:" + expression)
     cached = table.caches.partition_values.peek(key, used=True)
     if cached is not None:
         return _Candidates(cached, None)
     limit = FILTER_OBJECTS_LIMIT if max_partitions is None else min(max_partitions, FILTER_OBJECTS_LIMIT)
-    probe = min(FILTER_PROBE, limit) + 1  # one more than one answer may hold: more back says there may be more
     names_ticket = table.caches.partition_values.ticket()
     ticket = table.caches.partitions.ticket()
-    partitions = table.client.get_partitions_by_filter(table.database, table.name, expression, probe,
+    partitions = table.client.get_partitions_by_filter(table.database, table.name, expression, limit + 1,
                                                        fields=PLANNING_FIELDS)
-    if len(partitions) == probe:  # perhaps more: count them before asking for every one
-        count = table.client.get_num_partitions_by_filter(table.database, table.name, expression)
-        if count > limit:
-            table.notes.append(f"metastore counted {count} partitions for filter {expression}: more than "
-                               f"{limit} to fetch in one answer, so asked by names in batches")
-            return None
-        partitions = table.client.get_partitions_by_filter(table.database, table.name, expression,
-                                                           fields=PLANNING_FIELDS)
+    if len(partitions) > limit:
+        table.notes.append(f"metastore has more than {limit} partitions for filter {expression}: too many for one "
+                           "answer, so asked by names in batches")
+        return None
     fetched = {make_partition_name(table.keys, partition.values): partition for partition in partitions}
     table.caches.partitions.put_all([(table.key(name), partition) for name, partition in fetched.items()], ticket=ticket)
     names = tuple(fetched)

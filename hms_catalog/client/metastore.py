@@ -110,11 +110,6 @@ class MetastoreClient(MetastoreWriteCalls):
             missing=("table", f"{database}.{table}"), label="get_partitions_by_filter",
         ))
 
-    def get_num_partitions_by_filter(self, database: str, table: str, expression: str) -> int:
-        """How many partitions match ``expression``, without their objects: a planner counts before it fetches."""
-        return int(self._call("get_num_partitions_by_filter", self._db(database), table, expression,
-                              missing=("table", f"{database}.{table}")))
-
     def get_partitions_by_names(self, database: str, table: str, names: list[str], *,
                                 fields: Sequence[str] | None = None) -> list[ttypes.Partition]:
         """The partitions named ``names`` (absent ones left out); ``fields`` as for get_partitions_by_filter."""

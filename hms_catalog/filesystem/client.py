@@ -131,10 +131,6 @@ class FilesystemClient:
         """Every partition: the planner evaluates the filter on the names itself (a superset is allowed)."""
         return self.get_partitions_by_names(database, table, self.get_partition_names(database, table, max_parts))
 
-    def get_num_partitions_by_filter(self, database: str, table: str, expression: str) -> int:
-        """Every partition, as get_partitions_by_filter answers them."""
-        return len(self.get_partition_names(database, table))
-
     def get_table_column_statistics(self, database: str, table: str,
                                     columns: list[str]) -> list[ttypes.ColumnStatisticsObj]:
         """None are kept: files carry no metastore statistics (readers take sizes from the listing)."""

@@ -118,13 +118,6 @@ class FakeMetastore:
         partitions = list(self._partitions(database, table).values())
         return partitions if max_parts < 0 else partitions[:max_parts]
 
-    def get_num_partitions_by_filter(self, database: str, table: str, expression: str) -> int:
-        self._ask("get_num_partitions_by_filter", database, table, expression)
-        if self.refuse_filter(expression):
-            raise MetastoreError("metastore call get_num_partitions_by_filter failed: Filtering is supported only on "
-                                 "partition keys of type string")
-        return len(self._partitions(database, table))
-
     def get_partitions_by_names(self, database: str, table: str, names: list[str], *,
                                 fields: Sequence[str] | None = None) -> list[ttypes.Partition]:
         self._ask("get_partitions_by_names", database, table, list(names))
