@@ -8,6 +8,7 @@ import platform
 import queue
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -56,6 +57,18 @@ def save(name: str, report: dict[str, Any]) -> Path:
 
 def progress(text: str) -> None:
     print(f"... {text}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict[str, Any]:
+    """The cores and the load average now: stated beside every figure measured on a shared machine."""
+    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now, for a server that must be told its port (the thrift endpoint)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class Service:

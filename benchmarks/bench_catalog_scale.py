@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import Service, progress, save
+from _common import Service, free_port, machine, progress, save
 from _scale_catalog import Shape, make_catalog
 from _scale_catalog_calls import operations, surfaces, time_operations, warm_up
 from _scale_memory import mib, reset_peak, rss
@@ -55,16 +54,6 @@ CATALOG = "tables"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _machine() -> dict[str, Any]:
-    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def prepare(metastore: EmbeddedMetastore, directory: Path, shape: Shape, budget: float) -> dict[str, Any]:
@@ -155,13 +144,13 @@ def run(directory: Path, scratch: Path, args: argparse.Namespace) -> dict[str, A
     with contextlib.suppress(MetastoreAlreadyRunning):
         metastore.start()
     report: dict[str, Any] = {"databases": shape.databases, "tables_per_database": shape.tables, "tables": shape.total,
-                              "machine_at_start": _machine(),
+                              "machine_at_start": machine(),
                               "metastore": "embedded Hive 2.3 metastore, its own PostgreSQL server, events off"}
     home = scratch / "home"
     try:
         report["catalog"] = prepare(metastore, directory, shape, args.api_budget)
         report["schema_cache_capacity"] = define_catalog(home, metastore, shape)
-        thrift_port = _free_port()
+        thrift_port = free_port()
         wanted = [label for label in operations(shape, CATALOG) if any(word in label for word in args.operations.split(","))]
         budgets = [args.budget, *(each for each in args.other_budgets.split(",") if each)]
         report["memory"] = []
@@ -183,7 +172,7 @@ def run(directory: Path, scratch: Path, args: argparse.Namespace) -> dict[str, A
                 stop_service(service, client)
     finally:
         metastore.stop()
-    report["machine_at_end"] = _machine()
+    report["machine_at_end"] = machine()
     return report
 
 

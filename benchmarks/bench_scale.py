@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import socket
 import sys
 import tempfile
 import time
@@ -43,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import progress, save
+from _common import free_port, machine, progress, save
 from _scale_anatomy import anatomy, sent_filter
 from _scale_listing import listing, print_listing
 from _scale_planning import (
@@ -74,14 +72,6 @@ BIG_CATALOG = "scale_big"  # a scan may read every partition, and a call may tak
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _machine() -> dict[str, Any]:
-    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def prepare(metastore: EmbeddedMetastore, directory: Path, grid: Grid, args: argparse.Namespace) -> dict[str, Any]:
@@ -180,7 +170,7 @@ def run(directory: Path, scratch: Path, args: argparse.Namespace) -> dict[str, A
     metastore = EmbeddedMetastore(directory / "metastore", database="postgresql", audit=True, events=False, heap=args.heap)
     with contextlib.suppress(MetastoreAlreadyRunning):
         metastore.start()
-    report: dict[str, Any] = {"partitions": grid.partitions, "fanout": grid.fanout, "machine_at_start": _machine(),
+    report: dict[str, Any] = {"partitions": grid.partitions, "fanout": grid.fanout, "machine_at_start": machine(),
                               "metastore": "embedded Hive 2.3 metastore, its own PostgreSQL server, events off"}
     rig = Rig(metastore, scratch / "home", ROOT)
     spark = None
@@ -208,7 +198,7 @@ def run(directory: Path, scratch: Path, args: argparse.Namespace) -> dict[str, A
             if grid.partitions // 2 > 100_000:
                 progress("the same with the default max_partitions_per_scan")
                 report["half"]["api_default_limit"] = ours_api(rig, CATALOG, grid.half())
-        thrift_port = _free_port()
+        thrift_port = free_port()
         start_service(rig, thrift_port, CATALOG)
         if "planning" in sections:
             for label, where in cases.items():
@@ -238,7 +228,7 @@ def run(directory: Path, scratch: Path, args: argparse.Namespace) -> dict[str, A
             spark.stop()
         stop_service(rig)
         metastore.stop()
-    report["machine_at_end"] = _machine()
+    report["machine_at_end"] = machine()
     if "comparison" in report:
         print_planning(report["comparison"])
         print(f"(the CLI's figures include its start: SHOW CATALOGS takes {report['cli_startup']['seconds']:.2f} s)")
