@@ -39,7 +39,7 @@ def _row(split: Split) -> tuple[object, ...]:
 def show_splits(session: Session, statement: ast.ShowSplits) -> Result:
     """A row per split; to a session that takes streamed rows (the CLI), the rows as the splits are cut."""
     stream = _plan(session, statement.table, statement.where)
-    if getattr(session, "stream_rows", False):
+    if session.stream_rows:
         return Result.streamed(SHOW_SPLITS_COLUMNS, (_row(split) for split in stream))
     return Result.table(SHOW_SPLITS_COLUMNS, [_row(split) for split in stream])
 
