@@ -12,6 +12,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +63,19 @@ def progress(text: str) -> None:
 def machine() -> dict[str, Any]:
     """The cores and the load average now: stated beside every figure measured on a shared machine."""
     return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def run_in_scratch(prefix: str, data: Path | None, run: Callable[[Path, Path], dict[str, Any]]) -> dict[str, Any]:
+    """``run(data directory, scratch directory)``'s report, with its ``run_seconds``: the data kept in ``data``
+    when given (for later runs to reuse), else in the scratch directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch_dir:
+        scratch = Path(scratch_dir)
+        directory = data.resolve() if data is not None else scratch / "data"
+        directory.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        report = run(directory, scratch)
+        report["run_seconds"] = round(time.perf_counter() - started, 1)
+    return report
 
 
 def free_port() -> int:

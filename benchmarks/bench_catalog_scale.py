@@ -29,14 +29,13 @@ import argparse
 import contextlib
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import Service, free_port, machine, progress, save
+from _common import Service, free_port, machine, progress, run_in_scratch, save
 from _scale_catalog import Shape, make_catalog
 from _scale_catalog_calls import operations, surfaces, time_operations, warm_up
 from _scale_memory import mib, reset_peak, rss
@@ -210,13 +209,7 @@ def main() -> int:
     parser.add_argument("--operations", default="", help="only the operations whose label has one of these words (comma-separated)")
     parser.add_argument("--results", help="the result file's name (default: catalog_scale, or catalog_scale-DxT at other sizes)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-catalog-scale-") as scratch_dir:
-        scratch = Path(scratch_dir)
-        directory = args.data.resolve() if args.data is not None else scratch / "data"
-        directory.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        report = run(directory, scratch, args)
-        report["run_seconds"] = round(time.perf_counter() - started, 1)
+    report = run_in_scratch("bench-catalog-scale-", args.data, lambda directory, scratch: run(directory, scratch, args))
     print_report(report)
     default = args.databases == 1000 and args.tables == 100
     save(args.results or ("catalog_scale" if default else f"catalog_scale-{args.databases}x{args.tables}"), report)

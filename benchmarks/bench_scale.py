@@ -34,14 +34,12 @@ import argparse
 import contextlib
 import json
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import free_port, machine, progress, save
+from _common import free_port, machine, progress, run_in_scratch, save
 from _scale_anatomy import anatomy, sent_filter
 from _scale_listing import listing, print_listing
 from _scale_planning import (
@@ -263,13 +261,7 @@ def main() -> int:
                         help="seconds the API may take for the whole table before the rest is written directly")
     parser.add_argument("--heap", default="4g", help="the metastore JVM's heap")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch_dir:
-        scratch = Path(scratch_dir)
-        directory = args.data.resolve() if args.data is not None else scratch / "data"
-        directory.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        report = run(directory, scratch, args)
-        report["run_seconds"] = round(time.perf_counter() - started, 1)
+    report = run_in_scratch("bench-scale-", args.data, lambda directory, scratch: run(directory, scratch, args))
     save("scale" if args.partitions == 1_000_000 else f"scale-{args.partitions}", report)
     return 0
 
