@@ -1,10 +1,10 @@
 """A real S3 API for the tests: moto's server on 127.0.0.1, path style, checking every request's signature.
 
-The server runs in a process of its own (``python -m moto.server``), not in the test process: moto keeps its
-authentication switch and request recorder in module globals, so an in-process server would change how the
-other moto servers some tests start behave. Once started it holds one IAM user allowed everything, whose
-access key the catalogs use, and is switched to checking signatures (moto's ``reset-auth``): a request
-signed with another secret is refused with ``SignatureDoesNotMatch``, as AWS and MinIO refuse it, so the
+The server runs in a process of its own (moto.server's ``main``, through ``_moto_server.py``), not in the test
+process: moto keeps its authentication switch and request recorder in module globals, so an in-process server
+would change how the other moto servers some tests start behave. Once started it holds one IAM user allowed
+everything, whose access key the catalogs use, and is switched to checking signatures (moto's ``reset-auth``): a
+request signed with another secret is refused with ``SignatureDoesNotMatch``, as AWS and MinIO refuse it, so the
 tests of wrong credentials test something.
 
 :func:`write_warehouse` fills a bucket with a small warehouse written with pyarrow and pyiceberg and
@@ -29,6 +29,7 @@ __all__ = ["S3Server", "S3ServerError", "REGION", "Warehouse", "write_warehouse"
 
 REGION = "us-east-1"
 _START_TIMEOUT = 30.0
+_MOTO_SERVER = Path(__file__).with_name("_moto_server.py")  # moto.server with its backend lookup remembered
 _ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 
 T = TypeVar("T")
@@ -74,7 +75,7 @@ class S3Server:
         env = {**os.environ, "MOTO_RECORDER_FILEPATH": str(directory / "moto_recording")}
         with open(log_file, "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                [sys.executable, str(_MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             )
         endpoint = f"http://127.0.0.1:{port}"
