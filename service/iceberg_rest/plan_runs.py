@@ -45,13 +45,13 @@ class PlanRun:
         return (self.future is not None and self.future.done() and not self.future.cancelled()
                 and self.future.exception() is not None)
 
-    def outcome(self, wait: float) -> Planned | None:
-        """The plan, waiting up to ``wait`` seconds; None while it runs. Raises PlanCancelled once cancelled,
-        and the work's own error if it failed."""
+    def outcome(self, wait: float | None) -> Planned | None:
+        """The plan, waiting up to ``wait`` seconds (None: until it is done); None while it runs. Raises
+        PlanCancelled once cancelled, and the work's own error if it failed."""
         if self.cancelled.is_set() or self.future is None:
             raise PlanCancelled
         try:
-            return self.future.result(timeout=max(wait, 0.0))
+            return self.future.result(timeout=None if wait is None else max(wait, 0.0))
         except FutureTimeout:
             return None
         except CancelledError:

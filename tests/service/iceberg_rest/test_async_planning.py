@@ -116,9 +116,15 @@ def test_a_plan_that_fails_answers_failed_in_the_error_model(waitless: Server, n
     assert failed["error"]["type"] == "BadRequestException" and "nope" in failed["error"]["message"]
 
 
-def test_pyiceberg_does_not_poll_a_submitted_plan(waitless: Server, iceberg_service: Server, namespace: str) -> None:
-    """pyiceberg 0.12 raises on ``submitted`` (its polling is a TODO): its clients need a bound that plans finish in."""
-    _table(iceberg_service, namespace, "unpolled", 3)
-    table = rest_catalog(waitless, **{"scan-planning-mode": "server"}).load_table((namespace, "unpolled"))
-    with pytest.raises(NotImplementedError, match="Async scan planning not yet supported"):
-        list(table.scan().plan_files())
+def test_pyiceberg_which_does_not_poll_gets_its_plan_when_it_is_done(waitless: Server, iceberg_service: Server,
+                                                                     namespace: str) -> None:
+    """pyiceberg 0.12 raises on ``submitted`` (its polling is a TODO): a service that would answer every other client
+    ``submitted`` (a bound of 0) answers pyiceberg's plan request when the plan is done, with its files."""
+    _table(iceberg_service, namespace, "unpolled", 30, partitioned=True)
+    assert _submitted(waitless, namespace, "unpolled", {"filter": {"type": "lt", "term": "id", "value": 7}})
+    served = rest_catalog(waitless, **{"scan-planning-mode": "server"}).load_table((namespace, "unpolled"))
+    own = rest_catalog(iceberg_service).load_table((namespace, "unpolled"))
+    for row_filter in ("id < 7", "id >= 12"):
+        planned = sorted(task.file.file_path for task in served.scan(row_filter=row_filter).plan_files())
+        assert planned == sorted(task.file.file_path for task in own.scan(row_filter=row_filter).plan_files())
+        assert len(planned) == (7 if row_filter == "id < 7" else 18)
