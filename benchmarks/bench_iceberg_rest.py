@@ -245,10 +245,10 @@ def _table(report: dict[str, Any]) -> str:
         p = report["planning"]
         for store in ("s3", "local"):
             for label, modes in p[store].items():
-                for kind in ("cold", "warm"):
+                # cold: each side's first plan of the table (what ratio_cold compares); warm: the medians
+                for kind, key in (("cold", "first_plan_seconds"), ("warm", "warm_median_seconds")):
                     lines.append(f"{f'plan_files {kind} s, {label}, {store} (peer: client)':44} "
-                                 f"{modes['server'][kind + '_median_seconds']:>12} "
-                                 f"{modes['client'][kind + '_median_seconds']:>12} {modes['ratio_' + kind]:>7}")
+                                 f"{modes['server'][key]:>12} {modes['client'][key]:>12} {modes['ratio_' + kind]:>7}")
                 lines.append(f"  {modes['server']['files']} files, same: {modes['same_files']}; client S3 requests per "
                              f"scan: {modes['server']['client_s3_requests_per_cold_scan']} (server planning), "
                              f"{modes['client']['client_s3_requests_per_cold_scan']} (client planning)")
