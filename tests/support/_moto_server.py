@@ -2,8 +2,9 @@
 
 moto's dispatcher finds the backend for every request by listing its own package folder (an ``isdir`` for each of
 its ~150 service folders) and then trying every service's URL patterns in turn; in a profile of many small writes
-that took about a third of the server's CPU. The answer depends only on the request's host, so it is kept per host:
-the server answers the same, sooner. Run as a script (its arguments are moto.server's).
+that took about a third of the server's CPU. The answer depends only on the request's host, so it is kept per host
+(the folder listing is used nowhere else): the server answers the same, sooner. Run as a script (its arguments are
+moto.server's).
 """
 
 from __future__ import annotations
@@ -11,12 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from moto import backends
 from moto.moto_server import werkzeug_app
 from moto.server import main
-
-_modules = tuple(backends.list_of_moto_modules())
-backends.list_of_moto_modules = lambda: _modules
 
 _lookup = werkzeug_app.DomainDispatcherApplication.get_backend_for_host
 
