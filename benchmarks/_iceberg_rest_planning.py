@@ -172,15 +172,16 @@ def _build(catalog: Any, name: str, location: str, appends: int, files: int) -> 
     arrow = pa.schema([pa.field("id", pa.int64(), False), pa.field("part", pa.int64(), False)])
     started = time.perf_counter()
     done = 0
-    while done < appends:
-        with _staged_metadata_remembered(), table.transaction() as transaction:
-            for index in range(done, min(appends, done + _APPENDS_PER_COMMIT)):
-                first = index * files  # ids grow with the appends: a filter on id prunes by the files' bounds
-                transaction.append(pa.table({"id": list(range(first, first + files)), "part": list(range(files))},
-                                            schema=arrow))
-        done = min(appends, done + _APPENDS_PER_COMMIT)
-        if done % 100 == 0 or done == appends:
-            progress(f"{name}: {done} of {appends} appends")
+    with _staged_metadata_remembered():
+        while done < appends:
+            with table.transaction() as transaction:
+                for index in range(done, min(appends, done + _APPENDS_PER_COMMIT)):
+                    first = index * files  # ids grow with the appends: a filter on id prunes by the files' bounds
+                    transaction.append(pa.table({"id": list(range(first, first + files)), "part": list(range(files))},
+                                                schema=arrow))
+            done = min(appends, done + _APPENDS_PER_COMMIT)
+            if done % 100 == 0 or done == appends:
+                progress(f"{name}: {done} of {appends} appends")
     return time.perf_counter() - started
 
 

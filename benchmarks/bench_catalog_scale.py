@@ -53,8 +53,6 @@ CATALOG = "tables"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
 def prepare(metastore: EmbeddedMetastore, directory: Path, shape: Shape, budget: float) -> dict[str, Any]:
     """The catalog, made now or by an earlier run with the same sizes."""
     marker = directory / BUILT

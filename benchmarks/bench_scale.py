@@ -70,8 +70,6 @@ BIG_CATALOG = "scale_big"  # a scan may read every partition, and a call may tak
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
 def prepare(metastore: EmbeddedMetastore, directory: Path, grid: Grid, args: argparse.Namespace) -> dict[str, Any]:
     """The table, made now or by an earlier run with the same sizes (``BUILT`` keeps what was done, and which
     part is done: a run that stopped after the partitions goes on with the files)."""
