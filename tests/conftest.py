@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -21,10 +22,11 @@ from hms_catalog import open_session
 from hms_catalog.client import HmsClientPool, MetastoreClient
 from hms_catalog.demo.loopback import keep_spark_on_loopback, on_loopback
 from hms_catalog.execution import Session
+from hms_catalog.jdk import java_cache_dir
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.metastore.embedded import JAVA_OPTIONS_ENV
 from hms_catalog.properties import ClientConfig, parse_uris
-from tests.support import hms
+from tests.support import class_archive, hms
 from tests.support.postgres import PostgresServer
 from tests.support.postgres import available as postgres_available
 from tests.support.s3 import S3Server, Warehouse, create_catalog_statement, write_warehouse
@@ -46,6 +48,40 @@ keep_spark_on_loopback()
 QUICK_JVM = "-XX:TieredStopAtLevel=1"
 for _variable in ("SPARK_SUBMIT_OPTS", JAVA_OPTIONS_ENV):
     os.environ.setdefault(_variable, QUICK_JVM)
+
+# Every Spark driver started once the class archive exists maps its classes from it (tests.support.class_archive);
+# the archive is dumped in the background the first time a session that uses Java starts, and named to the drivers
+# from the test after it is done. HMS_CATALOG_CLASS_ARCHIVE=0 starts them without (to compare, or to rule it out).
+_DRIVER_OPTIONS = class_archive.without_archive(os.environ["SPARK_SUBMIT_OPTS"])
+_CLASS_ARCHIVE = (class_archive.archive_path(java_cache_dir() / "class-archives")
+                  if os.environ.get("HMS_CATALOG_CLASS_ARCHIVE", "1") != "0" else None)
+_ARCHIVE_DUMPS: list[subprocess.Popen[bytes]] = []
+
+
+def _name_the_archive_if_dumped() -> None:
+    os.environ["SPARK_SUBMIT_OPTS"] = class_archive.driver_options(_DRIVER_OPTIONS, _CLASS_ARCHIVE)
+
+
+_name_the_archive_if_dumped()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the archive's dump when the tests to run use Java (``-m "not metastore"`` starts none)."""
+    if (_CLASS_ARCHIVE is None or _CLASS_ARCHIVE.is_file() or session.config.option.collectonly
+            or not any(item.get_closest_marker("metastore") for item in session.items)):
+        return
+    dump = class_archive.start_dump(_CLASS_ARCHIVE, _DRIVER_OPTIONS)
+    if dump is not None:
+        _ARCHIVE_DUMPS.append(dump)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the dump has ended (reaped here, between tests), the drivers started from then on use it."""
+    if _ARCHIVE_DUMPS and _ARCHIVE_DUMPS[0].poll() is not None:
+        _ARCHIVE_DUMPS.clear()
+        _name_the_archive_if_dumped()
+    elif not _ARCHIVE_DUMPS and _CLASS_ARCHIVE is not None and "SharedArchiveFile" not in os.environ["SPARK_SUBMIT_OPTS"]:
+        _name_the_archive_if_dumped()  # another worker's dump, once it is done
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
