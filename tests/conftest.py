@@ -76,12 +76,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Once the dump has ended (reaped here, between tests), the drivers started from then on use it."""
+    """Once the archive is in place (this session's dump or another worker's), the drivers started from the
+    next test on use it; a dump of this session's that has ended is reaped here, between tests."""
     if _ARCHIVE_DUMPS and _ARCHIVE_DUMPS[0].poll() is not None:
         _ARCHIVE_DUMPS.clear()
+    if _CLASS_ARCHIVE is not None and "SharedArchiveFile" not in os.environ["SPARK_SUBMIT_OPTS"]:
         _name_the_archive_if_dumped()
-    elif not _ARCHIVE_DUMPS and _CLASS_ARCHIVE is not None and "SharedArchiveFile" not in os.environ["SPARK_SUBMIT_OPTS"]:
-        _name_the_archive_if_dumped()  # another worker's dump, once it is done
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

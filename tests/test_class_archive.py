@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hms_catalog.jdk import find_java_tool, java_cache_dir
+from hms_catalog.jdk import find_java_tool, java_cache_dir, spark_jars_dir
 from tests.support import class_archive
 
 # The archive is dumped by sessions that use Java (the metastore marker); its dump and the JVMs here take seconds.
@@ -38,9 +38,7 @@ def test_a_spark_driver_started_as_the_tests_start_them_loads_sparks_classes_fro
     options = class_archive.driver_options(os.environ["SPARK_SUBMIT_OPTS"], archive)
     assert f"-XX:SharedArchiveFile={archive}" in options
     log = tmp_path / "classes.log"
-    import pyspark
-
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    submit = spark_jars_dir().parent / "bin" / "spark-submit"
     env = {**os.environ, "SPARK_SUBMIT_OPTS": f"{options} -Xlog:class+load=info:file={log}"}
     ran = subprocess.run([str(submit), "--version"], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert ran.returncode == 0, ran.stderr[-2000:]
