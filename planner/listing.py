@@ -9,7 +9,6 @@ again.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +27,7 @@ __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingR
 
 # Locations per unit of work handed to a listing thread: a few units per thread keep threads evenly busy,
 # and the bound keeps a slow remote listing from holding a large share of the work.
+LOCAL_HOST = "localhost"  # where Hadoop's local filesystem places every block
 _CHUNKS_PER_THREAD = 4
 _CHUNK_LIMIT = 256
 # Locations under one root from which an object store's root is listed once instead of each location.
@@ -64,13 +64,16 @@ class BlockLocator:
 class LocalBlockLocator(BlockLocator):
     """Blocks of ``block_size`` for filesystems that do not place blocks on hosts.
 
-    Local files are on this host (as Hadoop's local filesystem describes them); files elsewhere (object
+    Local files are on ``localhost``, as Hadoop's local filesystem describes them (and Spark's own file
+    scans then prefer no host: its file partitions never ask for ``localhost``); files elsewhere (object
     stores, or HDFS without a locator that asks the namenode) get no hosts: an unknown location is
-    better than a wrong one, which would pin tasks to the wrong machine.
+    better than a wrong one, which would pin tasks to the wrong machine. The machine's own name was one: no
+    executor of a local Spark carries it, and a stage mixing such tasks with tasks Spark can place waited
+    for ever in local mode (delay scheduling with nothing to offer the executor again: TPC-DS q75).
     """
 
     def __init__(self, host: str | None = None) -> None:
-        self.host = host or socket.gethostname()
+        self.host = host or LOCAL_HOST
         self.calls = 0
 
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
