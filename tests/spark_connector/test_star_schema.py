@@ -86,6 +86,27 @@ def test_statistics_spark_analysed_reach_the_optimizer(spark: Any, connected: st
     assert 0 < int(str(facts.optimizedPlan().stats().sizeInBytes())) < 10 * 1024 * 1024
 
 
+BLOOM = ("SELECT i.i_category, count(*) AS n FROM {c}." + STAR + ".sales s JOIN {c}." + STAR + ".items i "
+         "ON s.s_item_sk = i.i_item_sk WHERE i.i_category = 'cat1'{where} GROUP BY i.i_category")
+
+
+@pytest.mark.parametrize(("where", "injected"), [("", False), (" AND s.s_date_sk < 2451555", True)])
+def test_bloom_filters_go_where_spark_puts_them_on_its_own_tables(spark: Any, connected: str, star: str, where: str,
+                                                                  injected: bool) -> None:
+    """Spark's runtime-filter rule puts a bloom filter on a shuffle join's large side, and counts a table of
+    unknown size (a partitioned table read whole, never analysed) as no size: a filtered read of the same
+    table is sized by its files. The connector's scan draws the filter exactly when Spark's own does (a
+    filter on one side only cost TPC-DS q24 the reuse of a shuffle)."""
+    settings = {"spark.sql.autoBroadcastJoinThreshold": "-1",  # a shuffle join, as between two large tables
+                "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "1"}
+    with spark_settings(spark, settings):
+        ours = spark.sql(BLOOM.format(c=connected, where=where))
+        theirs = spark.sql(BLOOM.format(c="spark_catalog", where=where))
+        assert multiset(ours.collect()) == multiset(theirs.collect())
+        filtered = ["might_contain" in str(frame._jdf.queryExecution().optimizedPlan().toString()) for frame in (ours, theirs)]
+    assert filtered == [injected, injected]
+
+
 def _seq(scala_seq: Any) -> list[Any]:
     return [scala_seq.apply(i) for i in range(scala_seq.size())]
 

@@ -37,9 +37,13 @@ import scala.math.Ordering;
  * of all of them (each row counted with Spark's 8 bytes of overhead), which is what Spark's size-only
  * estimate of a projection of its own table gives. A partitioned Hive table read with no partition filter
  * is, for Spark, the size its table statistics give, or {@code spark.sql.defaultSizeInBytes} when it has
- * none (Spark lists no files to size it): so it is here too. So a dimension table is broadcast, a fact
- * table is not, and the runtime filters Spark injects by size (bloom filters on large probe sides) are
- * injected, where Spark would decide the same for its own tables. Row counts and column statistics come
+ * none (Spark lists no files to size it): so it is here too, and that unknown size is reported as it is,
+ * not scaled by the columns read. Spark's runtime-filter rule counts a scan of exactly
+ * {@code defaultSizeInBytes} as unknown (size 0) and puts no bloom filter on it; scaled, the same unknown
+ * size read as a known 2 EiB scan and drew a bloom filter on the connector's side only (in TPC-DS q24 it
+ * made the two {@code store_sales} scans of one CTE differ, so Spark lost the reuse of their shuffle).
+ * So a dimension table is broadcast, a fact table is not, and bloom filters on large probe sides are
+ * injected where Spark would decide the same for its own tables. Row counts and column statistics come
  * from the metastore or Iceberg when the plan has them (Spark's own {@code ANALYZE} results first):
  * the rows of the partitions left when every one of them is known, else the table's count scaled by the
  * bytes left; nothing when nothing is known, as Spark reports nothing for a table it never analysed.
@@ -84,12 +88,14 @@ final class ScanStatistics implements Statistics {
         long fullWidth = 8 + table.dataSchema().defaultSize() + table.partitionSchema().defaultSize();
         long readWidth = 8 + readSchema.defaultSize();
         double measured = keptBytes * factor;
+        boolean unknown = false;
         if (!table.isIceberg() && table.partitionSchema().fields().length > 0 && !partitionFiltered) {
             JsonNode tableBytes = statistics.path("table_bytes");
-            measured = tableBytes.canConvertToLong() && tableBytes.asLong() > 0 ? tableBytes.asLong()
-                    : SQLConf.get().defaultSizeInBytes();
+            unknown = !(tableBytes.canConvertToLong() && tableBytes.asLong() > 0);
+            measured = unknown ? 0 : tableBytes.asLong();
         }
-        long size = Math.max(1L, (long) (measured * readWidth / (double) fullWidth));
+        long size = unknown ? SQLConf.get().defaultSizeInBytes()
+                : Math.max(1L, (long) (measured * readWidth / (double) fullWidth));
         OptionalLong rows = rows(statistics, partitions, keptBytes, plannedBytes);
         Map<NamedReference, ColumnStatistics> columns = new HashMap<>();
         JsonNode columnNodes = statistics.path("columns");
