@@ -24,8 +24,10 @@ and the results count as the same when those agree and each limited result is pa
 rows tied at the limit), whether runtime (dynamic) partition pruning applied on each side (a
 ``dynamicpruningexpression`` filter on a scan: Spark's partition filters, the connector's ``RuntimeFilters``), the
 Spark tasks each side ran (summed over the stages of the run's job group) and the files its scans read (the scans'
-``numFiles`` metric; "?" where a scan does not report it). A query that fails on one side is recorded with its
-error and the run goes on.
+``numFiles`` metric; "?" where a scan does not report it). The results also keep each side's best run's
+planning phases (Spark's query tracker: parsing, analysis, optimization, planning), which tell a short query's
+catalog and planning costs from its run. A query that fails on one side is recorded with its error and the run
+goes on.
 
 Goals (issue 25): every query returns Spark's rows; the geometric mean of the ratios is at most 1.0 (no slower
 than Spark's own tables); no query is over 1.2x.
@@ -75,6 +77,7 @@ class Run:
     rows: list[tuple[Any, ...]]
     tasks: int
     scans: list[Scan]
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,6 +89,7 @@ class SideResult:
     tasks: int | None = None
     files: int | None = None
     runtime_filtered: bool | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # the best run's planning phases (s): Spark's tracker
     scans: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
 
@@ -217,7 +221,19 @@ def _run(spark: Any, text: str, group: str) -> Run:
     rows = [tuple(row) for row in frame.collect()]
     seconds = time.perf_counter() - started
     wait_for_listeners(spark)
-    return Run(seconds, rows, tasks_of_group(spark, group), scans(frame._jdf.queryExecution().executedPlan()))
+    execution = frame._jdf.queryExecution()
+    return Run(seconds, rows, tasks_of_group(spark, group), scans(execution.executedPlan()), _phases(execution))
+
+
+def _phases(execution: Any) -> dict[str, float]:
+    """Seconds in each of Spark's planning phases (parsing, analysis, optimization, planning): where a short
+    query's time goes on each side, beside the run itself."""
+    phases: dict[str, float] = {}
+    entries = execution.tracker().phases().iterator()
+    while entries.hasNext():
+        entry = entries.next()
+        phases[entry._1()] = round(entry._2().durationMs() / 1000, 3)
+    return phases
 
 
 def _error_text(error: BaseException) -> str:
@@ -266,7 +282,7 @@ def measure(spark: Any, texts: dict[int, str], uses: dict[str, str], repeat: int
                 sides[side] = SideResult(
                     seconds=round(best.seconds, 3), all_seconds=[round(run.seconds, 3) for run in done], tasks=best.tasks,
                     files=sum(files) if len(files) == len(best.scans) and files else None,
-                    runtime_filtered=any(scan.runtime_filtered for scan in best.scans),
+                    runtime_filtered=any(scan.runtime_filtered for scan in best.scans), phases=best.phases,
                     scans=[asdict(scan) for scan in best.scans], error=sides[side].error)
         for side in SIDES:
             entry[side] = asdict(sides[side])

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hms_catalog.storage.resolver import StorageResolver
+from planner.listing import LOCAL_HOST
 from planner.plan import Split, SplitPlan
 
 __all__ = ["splits_rdd", "locality_dataframe"]
@@ -45,13 +46,16 @@ def _python(value: Any, kind: Any) -> Any:
 
 
 def splits_rdd(spark: Any, plan: SplitPlan) -> Any:
-    """An RDD of the plan's splits (as JSON text), one partition per split, preferring each split's hosts."""
+    """An RDD of the plan's splits (as JSON text), one partition per split, preferring each split's hosts but
+    ``localhost`` (where local files are placed), which Spark's own file RDDs never prefer: no executor of a
+    cluster carries that name, and a local executor needs no preference."""
     from pyspark.rdd import RDD
     from pyspark.serializers import UTF8Deserializer
 
     context = spark.sparkContext
     jvm = context._jvm
-    pairs = [jvm.scala.Tuple2(json.dumps(split.to_json()), _scala_seq(jvm, list(split.hosts))) for split in plan.splits]
+    pairs = [jvm.scala.Tuple2(json.dumps(split.to_json()), _scala_seq(jvm, [host for host in split.hosts if host != LOCAL_HOST]))
+             for split in plan.splits]
     string_tag = jvm.scala.reflect.ClassTag.apply(jvm.java.lang.Class.forName("java.lang.String"))
     scala_rdd = context._jsc.sc().makeRDD(_scala_seq(jvm, pairs), string_tag)
     java_rdd = jvm.org.apache.spark.api.java.JavaRDD.fromRDD(scala_rdd, string_tag)

@@ -13,6 +13,7 @@ import pytest
 from hms_catalog import open_session
 from planner import plan_table
 from planner.hadoop_blocks import StorageBlockLocator
+from planner.listing import LocalBlockLocator
 from planner.readers import read_split
 
 pytestmark = pytest.mark.slow  # make test-fast leaves it out: servers, processes or waits of its own take seconds per test
@@ -34,11 +35,11 @@ def test_a_viewfs_folder_catalog_plans_with_hadoop_block_hosts(tmp_path: Path, h
     catalog = session.manager.catalog("vlake")
     try:
         table = catalog.table("db", "events")
-        locator = StorageBlockLocator(catalog.storage)
+        locator = StorageBlockLocator(catalog.storage, LocalBlockLocator(host="fallback"))
         plan = plan_table(catalog, table, "dt = '2026-01-02'", locator=locator)
         assert plan.summary.partitions_scanned == 1  # pruned: one of the two days
         assert [split.path for split in plan.splits] == [f"viewfs://{CLUSTER}/lake/db/events/dt=2026-01-02/part-0.parquet"]
-        assert locator.calls == 1 and plan.splits[0].hosts == ("localhost",)  # Hadoop's answer, not this host's name
+        assert locator.calls == 1 and plan.splits[0].hosts == ("localhost",)  # Hadoop's answer, not the fallback's
         columns = [c for c in plan.schema.columns if c.name == "id"]
         rows = [row for split in plan.splits
                 for batch in read_split(split, columns, plan.schema.arrow_schema(["id"]), storage=catalog.storage)

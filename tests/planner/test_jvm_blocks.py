@@ -9,7 +9,10 @@ from hms_catalog.cache import CatalogCaches
 from hms_catalog.properties import CacheConfig
 from hms_catalog.storage import StorageResolver
 from planner.jvm_blocks import JvmBlockLocator
-from planner.listing import list_locations
+from planner.listing import LocalBlockLocator, list_locations
+
+# Where files the JVM cannot see are placed: a name of its own, so an answer from Hadoop is told from it.
+FALLBACK = LocalBlockLocator(host="fallback")
 
 
 def test_blocks_come_from_hadoop_in_one_call_per_listing(spark: Any, tmp_path: Path) -> None:
@@ -21,7 +24,7 @@ def test_blocks_come_from_hadoop_in_one_call_per_listing(spark: Any, tmp_path: P
             (directory / f"part-{index}").write_bytes(b"x" * (100 + index))
         directories.append(directory)
     (tmp_path / "a" / "empty").write_bytes(b"")
-    locator = JvmBlockLocator(spark, cache_dir=tmp_path / "java")
+    locator = JvmBlockLocator(spark, cache_dir=tmp_path / "java", fallback=FALLBACK)
     caches = CatalogCaches.from_config(CacheConfig())
     result = list_locations(
         [(("db", "t", f"file://{d}"), f"file://{d}") for d in directories], caches, storage=StorageResolver(),
@@ -42,9 +45,9 @@ def test_blocks_come_from_hadoop_in_one_call_per_listing(spark: Any, tmp_path: P
 
 
 def test_files_the_jvm_cannot_see_fall_back(spark: Any, tmp_path: Path) -> None:
-    locator = JvmBlockLocator(spark, cache_dir=tmp_path / "java")
+    locator = JvmBlockLocator(spark, cache_dir=tmp_path / "java", fallback=FALLBACK)
     blocks = locator.locate(f"file://{tmp_path}/missing", 10, 4)
-    assert blocks.offsets == (0, 4, 8)  # the configured block size, from the fallback locator
+    assert blocks.offsets == (0, 4, 8) and blocks.hosts == (("fallback",),) * 3  # the fallback locator's
 
 
 def test_a_plan_carries_the_hosts_hadoop_reports(spark: Any, spark_tables: str, session: Any, tmp_path: Path) -> None:
@@ -52,7 +55,7 @@ def test_a_plan_carries_the_hosts_hadoop_reports(spark: Any, spark_tables: str, 
 
     catalog = session.manager.catalog("hive")
     plan = plan_table(catalog, catalog.table(spark_tables, "sales"), "region = 'eu'",
-                      locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java"))
+                      locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java", fallback=FALLBACK))
     assert plan.splits and {host for split in plan.splits for host in split.hosts} == {"localhost"}
     assert plan.summary.hosts == {"localhost": len(plan.splits)}
 
@@ -65,5 +68,5 @@ def test_a_listing_is_cached_under_its_location(spark: Any, tmp_path: Path) -> N
     key = ("db", "t", f"file://{directory}")
     list_locations(
 [(key, f"file://{directory}")], caches, storage=StorageResolver(), recursive=False, block_size=1 << 25,
-                   locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java"), parallelism=1)
+                   locator=JvmBlockLocator(spark, cache_dir=tmp_path / "java", fallback=FALLBACK), parallelism=1)
     assert caches.files.peek(key) is not None and len(caches.files) == 1

@@ -100,7 +100,7 @@ def test_ranges_pickle() -> None:
     assert pickle.loads(pickle.dumps(split_ranges(1000, 300))) == split_ranges(1000, 300)
 
 
-def test_only_local_files_are_placed_on_this_host() -> None:
+def test_only_local_files_are_placed_on_a_host() -> None:
     from planner import LocalBlockLocator
 
     locator = LocalBlockLocator(host="here")

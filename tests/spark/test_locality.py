@@ -23,7 +23,7 @@ def _plan(home: Path, table: str) -> Any:  # noqa: F811
 def test_each_partition_prefers_its_splits_hosts(spark: Any, tables: str, home: Path) -> None:  # noqa: F811
     plan = _plan(home, "lines")
     placed = dataclasses.replace(plan, splits=tuple(
-        split._replace(hosts=(f"node-{i % 3}", f"node-{(i + 1) % 3}")) for i, split in enumerate(plan.splits)))
+        split._replace(hosts=(f"node-{i % 3}", "localhost", f"node-{(i + 1) % 3}")) for i, split in enumerate(plan.splits)))
     rdd = splits_rdd(spark, placed)
     scala_rdd = rdd._jrdd.rdd()
     partitions = scala_rdd.partitions()
@@ -31,7 +31,7 @@ def test_each_partition_prefers_its_splits_hosts(spark: Any, tables: str, home: 
     for index, split in enumerate(placed.splits):
         preferred = list(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
             scala_rdd.preferredLocations(partitions[index])))
-        assert preferred == list(split.hosts)
+        assert preferred == [host for host in split.hosts if host != "localhost"]  # as Spark's own file RDDs
 
 
 def test_rows_read_through_the_locality_path(spark: Any, tables: str, home: Path) -> None:  # noqa: F811

@@ -48,10 +48,8 @@ def test_scan_tasks_prefer_the_hosts_spark_prefers_for_its_own_scan_of_the_same_
                                                                                     table: str) -> None:
     ours = _preferred_hosts(spark, spark.sql(f"SELECT * FROM {connected}.{table}"))
     theirs = _preferred_hosts(spark, spark.sql(f"SELECT * FROM spark_catalog.{table}"))
-    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
-    executors = {info.host() for info in infos}
     assert ours == theirs, f"the connector's scan prefers {sorted(ours)}, Spark's own {sorted(theirs)}"
-    assert ours <= executors, f"preferred {sorted(ours)}, executors on {sorted(executors)}"
+    assert not ours  # local files: no host to wait for (that the hosts reach Spark: tests/spark_connector/test_reads.py)
 
 
 def test_local_blocks_are_placed_where_hadoops_local_filesystem_places_them(spark: Any, tmp_path: Path) -> None:

@@ -111,18 +111,24 @@ def test_splits_starting_mid_file_give_the_same_rows(spark: Any, small_splits: s
     assert spark.sql(fingerprint.format(f"{small_splits}.{large_files}.{table}")).collect() == theirs
 
 
-def test_each_partition_prefers_its_splits_hosts(spark: Any, connected: str, written: str, connector_service: Server) -> None:
+def test_each_partition_carries_its_splits_hosts_and_prefers_them_as_spark_does(spark: Any, connected: str, written: str,
+                                                                                connector_service: Server) -> None:
+    """The splits' hosts reach Spark's file partitions; Spark prefers them but ``localhost``, where local
+    files are placed (tests/spark_connector/test_locality.py), as for its own files."""
     plan = service_plan(connector_service, connected, written, "pq")
     frame = spark.sql(f"SELECT * FROM {connected}.{written}.pq")
     scan = frame._jdf.queryExecution().executedPlan().collectLeaves().head()
     rdd = scan.inputRDD()
     scheduler = spark.sparkContext._jsc.sc().dagScheduler()
-    preferred = set()
+    inputs = scan.inputPartitions()  # Spark's FilePartitions, as the connector packed them
+    carried = {host for i in range(inputs.size()) for file in inputs.apply(i).files() for host in file.locations()}
+    preferred: set[str] = set()
     for index in range(rdd.getNumPartitions()):
         locations = scheduler.getPreferredLocs(rdd, index)
         preferred.update(locations.apply(i).host() for i in range(locations.size()))
-    hosts = {host for split in plan.splits for host in split.hosts if host != "localhost"}
-    assert preferred == hosts and preferred
+    hosts = {host for split in plan.splits for host in split.hosts}
+    assert carried == hosts == {"localhost"}  # the written table is on local disk
+    assert preferred == hosts - {"localhost"}
 
 
 @pytest.fixture(scope="module")
