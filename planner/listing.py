@@ -25,9 +25,9 @@ from planner._parallel import run_all
 __all__ = ["FileEntry", "Blocks", "BlockLocator", "LocalBlockLocator", "ListingResult", "SharedRoot", "list_locations",
            "with_blocks"]
 
+LOCAL_HOST = "localhost"  # where Hadoop's local filesystem places every block
 # Locations per unit of work handed to a listing thread: a few units per thread keep threads evenly busy,
 # and the bound keeps a slow remote listing from holding a large share of the work.
-LOCAL_HOST = "localhost"  # where Hadoop's local filesystem places every block
 _CHUNKS_PER_THREAD = 4
 _CHUNK_LIMIT = 256
 # Locations under one root from which an object store's root is listed once instead of each location.
