@@ -152,6 +152,9 @@ def spark(metastore: EmbeddedMetastore, tmp_path_factory: pytest.TempPathFactory
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        # One driver serves the whole suite's Spark tests; with Spark's default 1g its heap ran out once, half-way
+        # (a fresh-clone run: OutOfMemoryError in the thread serving a collect's rows to Python).
+        .config("spark.driver.memory", "2g")
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
         .config("spark.local.dir", str(scratch))
         .config("spark.pyspark.python", sys.executable)
