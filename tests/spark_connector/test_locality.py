@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from planner import LocalBlockLocator
+from tests.support.spark_plans import preferred_hosts
 
 LOCAL = f"locality{os.getpid()}"
 
@@ -33,21 +34,10 @@ def table(spark: Any, connected: str) -> Iterator[str]:
     spark.sql(f"DROP DATABASE IF EXISTS {LOCAL} CASCADE")
 
 
-def _preferred_hosts(spark: Any, frame: Any) -> set[str]:
-    """The hosts the scan's tasks prefer, as Spark's scheduler computes them (through narrow dependencies)."""
-    rdd = frame._jdf.queryExecution().toRdd()
-    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
-    hosts: set[str] = set()
-    for index in range(rdd.getNumPartitions()):
-        locations = scheduler.getPreferredLocs(rdd, index)
-        hosts.update(locations.apply(i).host() for i in range(locations.size()))
-    return hosts
-
-
 def test_scan_tasks_prefer_the_hosts_spark_prefers_for_its_own_scan_of_the_same_files(spark: Any, connected: str,
                                                                                     table: str) -> None:
-    ours = _preferred_hosts(spark, spark.sql(f"SELECT * FROM {connected}.{table}"))
-    theirs = _preferred_hosts(spark, spark.sql(f"SELECT * FROM spark_catalog.{table}"))
+    ours = preferred_hosts(spark, spark.sql(f"SELECT * FROM {connected}.{table}")._jdf.queryExecution().toRdd())
+    theirs = preferred_hosts(spark, spark.sql(f"SELECT * FROM spark_catalog.{table}")._jdf.queryExecution().toRdd())
     assert ours == theirs, f"the connector's scan prefers {sorted(ours)}, Spark's own {sorted(theirs)}"
     assert not ours  # local files: no host to wait for (that the hosts reach Spark: tests/spark_connector/test_reads.py)
 

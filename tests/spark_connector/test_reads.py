@@ -9,6 +9,7 @@ import pytest
 
 from tests.spark_connector.conftest import service_plan
 from tests.support.service import Server
+from tests.support.spark_plans import preferred_hosts
 from tests.support.spark_settings import spark_settings
 
 
@@ -118,14 +119,9 @@ def test_each_partition_carries_its_splits_hosts_and_prefers_them_as_spark_does(
     plan = service_plan(connector_service, connected, written, "pq")
     frame = spark.sql(f"SELECT * FROM {connected}.{written}.pq")
     scan = frame._jdf.queryExecution().executedPlan().collectLeaves().head()
-    rdd = scan.inputRDD()
-    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
     inputs = scan.inputPartitions()  # Spark's FilePartitions, as the connector packed them
     carried = {host for i in range(inputs.size()) for file in inputs.apply(i).files() for host in file.locations()}
-    preferred: set[str] = set()
-    for index in range(rdd.getNumPartitions()):
-        locations = scheduler.getPreferredLocs(rdd, index)
-        preferred.update(locations.apply(i).host() for i in range(locations.size()))
+    preferred = preferred_hosts(spark, scan.inputRDD())
     hosts = {host for split in plan.splits for host in split.hosts}
     assert carried == hosts == {"localhost"}  # the written table is on local disk
     assert preferred == hosts - {"localhost"}

@@ -1,12 +1,12 @@
 """Reading Spark's physical plans through py4j: nodes (adaptive stages and subqueries included), scan
-metrics, join strategies."""
+metrics, join strategies, the hosts an RDD's tasks prefer."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["plan_nodes", "scan_metrics", "join_strategies", "executed_text"]
+__all__ = ["plan_nodes", "scan_metrics", "join_strategies", "executed_text", "preferred_hosts"]
 
 
 def _seq(scala_seq: Any) -> list[Any]:
@@ -61,3 +61,13 @@ def join_strategies(frame: Any) -> list[str]:
     """The join operators Spark's planner chose, in plan order, before adaptive execution changes them."""
     plan = frame._jdf.queryExecution().sparkPlan()
     return [node.getClass().getSimpleName() for node in plan_nodes(plan) if node.getClass().getSimpleName().endswith("JoinExec")]
+
+
+def preferred_hosts(spark: Any, rdd: Any) -> set[str]:
+    """The hosts the tasks of ``rdd`` (a JVM RDD) prefer, as Spark's scheduler computes them: through narrow
+    dependencies, so a query's RDD gives its scans' preferences."""
+    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
+    hosts: set[str] = set()
+    for index in range(rdd.getNumPartitions()):
+        hosts.update(location.host() for location in _seq(scheduler.getPreferredLocs(rdd, index)))
+    return hosts
