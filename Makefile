@@ -17,7 +17,7 @@ help:
 	@echo "              (make demo STORE=s3: the warehouse on a local S3 endpoint, moto's server)"
 	@echo "make lint   - install into .venv and check the code: ruff (lint, import order) and mypy"
 	@echo "make test   - install into .venv, run make lint, then the test suite (starts its own metastore)"
-	@echo "              (make test TEST_WORKERS=N: N parallel workers; by default one per two cores from four)"
+	@echo "              (make test TEST_WORKERS=N: N parallel workers; by default 2 on two or three cores, one per two from four)"
 	@echo "make test-fast - the same without the end-to-end tests marked slow (Spark, kill -9 runs, servers of their own)"
 	@echo "make stop   - stop the demo's metastore"
 	@echo "make bench  - run the benchmarks in benchmarks/ (results in benchmarks/results/)"
@@ -54,10 +54,12 @@ lint: install
 	$(BIN)/ruff check hms_catalog planner service spark_connector tests benchmarks docs/examples
 	$(BIN)/mypy hms_catalog planner service spark_connector
 
-# The suite is CPU-bound: one worker (pytest-xdist, each a test session with its own metastore and SparkSession,
-# taking groups of tests whole: tests/support/workers.py) per two cores, none (one process) on two cores or fewer,
-# where two workers gained 12% and made each test 1.75 times slower. make test TEST_WORKERS=N to choose.
-TEST_WORKERS ?= $(shell cores=$$(nproc 2>/dev/null || echo 2); echo $$((cores >= 4 ? cores / 2 : 0)))
+# Two workers (pytest-xdist, each a test session with its own metastore and SparkSession, taking groups of tests
+# whole: tests/support/workers.py) on two or three cores, one per two cores from four, none on one core. On this
+# project's two-core machine the suite waits on processes, servers and timeouts for much of its time: one process
+# kept 1.15 cores busy and took 1,587 s; two workers kept 1.74 busy and took 1,069 s (each test 1.33 times slower).
+# make test TEST_WORKERS=N to choose (0: one process).
+TEST_WORKERS ?= $(shell cores=$$(nproc 2>/dev/null || echo 2); echo $$((cores >= 4 ? cores / 2 : (cores >= 2 ? 2 : 0))))
 PARALLEL := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 
 test: install lint

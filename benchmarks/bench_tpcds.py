@@ -65,7 +65,7 @@ from hms_catalog.metastore import EmbeddedMetastore
 CATALOG = "tpcds"  # the service's catalog of the metastore, and its Spark catalog through the connector
 SIDES = ("spark", "connector")
 QUICK_SCALE_FACTOR = 0.1
-MEAN_GOAL = 1.0  # geometric mean of connector / Spark, at most
+MEAN_GOAL = 0.85  # geometric mean of connector / Spark, at most (all 99 queries, both layouts)
 QUERY_GOAL = 1.2  # every query's connector / Spark, at most
 
 

@@ -4,7 +4,6 @@ object once, long collections sampled, and without changing what is measured."""
 from __future__ import annotations
 
 import gc
-import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,9 +13,12 @@ import pytest
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
+from hms_catalog.cache import sizing
 from hms_catalog.cache.sizing import SAMPLES, batch_sizes, deep_size
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats.metadata import load_table_metadata
+
+_TRACE_DEPTH = 4  # frames kept per allocation: this file's is among the innermost four of every one traced here
 
 
 def partition(number: int, columns: int = 20) -> ttypes.Partition:
@@ -33,13 +35,15 @@ def partition(number: int, columns: int = 20) -> ttypes.Partition:
 
 
 def traced(make: Callable[[], Any]) -> tuple[Any, int]:
-    """What ``make`` returns, and the bytes of the Python heap its allocations still hold."""
+    """What ``make`` returns, and the bytes of the Python heap its allocations still hold: only allocations made
+    under this file's frames count, so another thread of the process (a pytest-xdist worker's channel) that
+    allocates or frees meanwhile changes nothing."""
     gc.collect()
-    tracemalloc.start()
+    tracemalloc.start(_TRACE_DEPTH)
     try:
-        before = tracemalloc.get_traced_memory()[0]
         made = make()
-        return made, tracemalloc.get_traced_memory()[0] - before
+        snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, __file__, all_frames=True)])
+        return made, sum(trace.size for trace in snapshot.traces)
     finally:
         tracemalloc.stop()
 
@@ -58,11 +62,18 @@ def test_thrift_partitions_weigh_what_the_heap_holds_for_them(count: int) -> Non
     assert deep_size(made) == pytest.approx(heap, rel=0.1)
 
 
-def test_a_long_list_of_names_is_sampled_and_close() -> None:
+def test_a_long_list_of_names_is_sampled_and_close(monkeypatch: pytest.MonkeyPatch) -> None:
     names, heap = traced(lambda: tuple(f"dt=2024-01-{n % 28:02d}/hr={n % 24}/file={n}" for n in range(100_000)))
-    started = time.perf_counter()
+    weighed: list[object] = []
+    getsizeof = sizing._getsizeof
+
+    def counted(obj: object) -> int:
+        weighed.append(obj)
+        return getsizeof(obj)
+
+    monkeypatch.setattr(sizing, "_getsizeof", counted)
     measured = deep_size(names)
-    assert time.perf_counter() - started < 0.05  # 16 strings walked, not 100,000
+    assert len(weighed) == SAMPLES + 1  # the tuple and 16 of its strings, not 100,000
     assert measured == pytest.approx(heap, rel=0.03)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.spark_connector.conftest import CATALOG
 from tests.support.service import Server
-from tests.support.spark_plans import executed_text, join_strategies, scan_metrics
+from tests.support.spark_plans import executed_text, join_strategies, plan_nodes, scan_metrics
 from tests.support.spark_settings import spark_settings
 
 STAR = f"star{os.getpid()}"
@@ -58,6 +58,29 @@ def test_the_dimension_side_prunes_fact_partitions_at_run_time(spark: Any, conne
     assert (metrics["numFiles"], metrics["skippedFiles"], metrics["numPartitions"]) == (30, 30, 30)
     assert metrics["skippedBytes"] > 0
     assert scan_metrics(theirs, f"{star}.sales")["numFiles"] == 30
+
+
+def test_each_scan_makes_its_reader_factory_and_partitions_once_however_often_spark_copies_it(
+        spark: Any, connected: str, star: str) -> None:
+    """Spark's planner copies a scan's plan node again and again (rules that rebuild the plan, adaptive
+    re-planning), and each copy asks the scan for its reader factory, which broadcasts the scan's Hadoop
+    configuration, and for its input partitions. One scan answers every copy with the same ones: TPC-DS q83 spent
+    0.4 s of physical planning broadcasting the same configuration for each copy."""
+    frame = spark.sql(JOIN.format(c=connected))
+    frame.collect()
+    execution = frame._jdf.queryExecution()
+    identity = spark._jvm.System.identityHashCode
+    copies: dict[int, list[Any]] = {}
+    for plan in (execution.sparkPlan(), execution.executedPlan()):
+        for node in plan_nodes(plan):
+            if node.getClass().getSimpleName() == "BatchScanExec":
+                copies.setdefault(identity(node.scan()), []).append(node)
+    copied = [nodes for nodes in copies.values() if len({identity(node) for node in nodes}) > 1]
+    assert copied, "no scan of the query was planned in two plan nodes"
+    for nodes in copied:
+        assert len({identity(node.readerFactory()) for node in nodes}) == 1
+        partitions = [node.inputPartitions() for node in nodes]
+        assert len({tuple(identity(p.apply(i)) for i in range(p.size())) for p in partitions}) == 1
 
 
 @pytest.mark.parametrize("cbo", ["false", "true"])
