@@ -14,10 +14,12 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -140,11 +142,42 @@ class Server:
         """SIGTERM and wait up to ``timeout`` seconds for the exit (``TimeoutExpired`` after it); the exit code."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout=timeout)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as error:
+            # what it was doing and what it said, then it is killed: a hung server tells why and is not left behind
+            stacks = _python_stacks(self.process.pid)
+            self.process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
+            raise StopTimeout(str(error.cmd), error.timeout, said=self.stderr(), threads=stacks) from None
         if self._reader is not None:
             self._reader.join(timeout=5)
         self.stderr()
         return code
+
+
+class StopTimeout(subprocess.TimeoutExpired):
+    """A server that did not exit in time after SIGTERM: its message carries its stderr and its threads' stacks."""
+
+    def __init__(self, cmd: str, timeout: float, *, said: str, threads: str) -> None:
+        super().__init__(cmd, timeout)
+        self.said = said
+        self.threads = threads
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n--- its stderr ---\n{self.said}\n--- its threads ---\n{self.threads}"
+
+
+def _python_stacks(pid: int) -> str:
+    """Every thread's Python stack in process ``pid`` (py-spy, when it is installed), for a hang's report."""
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if spy is None:
+        return "(no py-spy to show the threads' stacks)"
+    try:
+        return subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"(py-spy dump failed: {error})"
 
 
 def tokens_file(path: Path, tokens: Mapping[str, Any]) -> Path:
