@@ -60,12 +60,12 @@ def test_the_dimension_side_prunes_fact_partitions_at_run_time(spark: Any, conne
     assert scan_metrics(theirs, f"{star}.sales")["numFiles"] == 30
 
 
-def test_each_scan_makes_its_reader_factory_and_partitions_once_however_often_spark_copies_it(
+def test_each_scan_makes_its_reader_factory_and_partitions_once_however_often_spark_plans_it(
         spark: Any, connected: str, star: str) -> None:
-    """Spark's planner copies a scan's plan node again and again (rules that rebuild the plan, adaptive
-    re-planning), and each copy asks the scan for its reader factory, which broadcasts the scan's Hadoop
-    configuration, and for its input partitions. One scan answers every copy with the same ones: TPC-DS q83 spent
-    0.4 s of physical planning broadcasting the same configuration for each copy."""
+    """Spark plans one scan into more than one BatchScanExec (adaptive execution plans the query's stages again),
+    and each asks the scan for its reader factory, which broadcasts the scan's Hadoop configuration, and for its
+    input partitions. One scan answers all of them with the same ones: made for each, the broadcasts were about
+    half of TPC-DS q83's physical planning."""
     frame = spark.sql(JOIN.format(c=connected))
     frame.collect()
     execution = frame._jdf.queryExecution()
