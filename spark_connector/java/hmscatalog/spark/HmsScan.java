@@ -69,8 +69,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     // reader factory broadcasts the scan's Hadoop configuration: made for every BatchScanExec, that was about half of
     // a query's physical planning (TPC-DS q83: 0.39-0.60 s, 0.17-0.33 s after).
     private PartitionReaderFactory readerFactory;
-    private List<SplitPlanPartitions.PlannedSplit> packedFrom;  // the splits `packed` was made of
-    private FilePartition[] packed;
+    private FilePartition[] packed;  // filtered() packed: dropped with runtimeKept when a runtime filter arrives
 
     HmsScan(HmsTable table, CaseInsensitiveStringMap options, StructType readDataSchema, StructType readPartitionSchema,
             List<Predicate> partitionPredicates, Filter[] dataFilters, ObjectNode planRequest, int limit, JsonNode prefetched) {
@@ -108,7 +107,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         if (plan != null) {
             List<SplitPlanPartitions.PlannedSplit> left = filtered();
             text.append(", Splits: ").append(left.size()).append(" of ").append(plan.splits().size())
-                    .append(", Partitions: ").append(packed(left).length)
+                    .append(", Partitions: ").append(packed().length)
                     .append(", Reader: ").append(plan.reader());
             if (plan.deletes() != null) {
                 long files = plan.deletes().values().stream().flatMap(split -> split.files().stream())
@@ -202,15 +201,15 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         return left;
     }
 
-    /** The Spark partitions of {@code left} (what {@link #filtered} gave), packed again only when that changed. */
-    private synchronized FilePartition[] packed(List<SplitPlanPartitions.PlannedSplit> left) {
-        if (packed == null || packedFrom != left) {
+    /** The Spark partitions of {@link #filtered}'s splits, packed again only after another runtime filter. */
+    private synchronized FilePartition[] packed() {
+        if (packed == null) {
+            List<SplitPlanPartitions.PlannedSplit> left = filtered();
             List<PartitionedFile> files = new ArrayList<>(left.size());
             for (SplitPlanPartitions.PlannedSplit split : left) {
                 files.add(split.file());
             }
             packed = SplitPacking.pack(SparkSession.active(), files);
-            packedFrom = left;
             metrics = countMetrics(left);
         }
         return packed;
@@ -222,7 +221,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         if (planned.pythonOnly() != null) {
             throw SplitPlanPartitions.unsupported(table, planned.pythonOnly());
         }
-        return packed(filtered()).clone();
+        return packed().clone();
     }
 
     private Map<String, Long> countMetrics(List<SplitPlanPartitions.PlannedSplit> left) {
@@ -308,6 +307,7 @@ final class HmsScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
                     icebergRuntimeTests.add(icebergFilter.compile(predicate));  // its literals transformed once
                 }
                 runtimeKept = null;
+                packed = null;
             }
         }
     }
