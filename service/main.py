@@ -24,6 +24,7 @@ from hms_catalog.errors import ConfigurationError, HmsCatalogError
 from hms_catalog.manager import CatalogManager
 from hms_catalog.registry import adopt_manager
 from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_definitions
+from hms_catalog.state.leases import LEASE_SECONDS_DEFAULT
 from service.auth import load_token
 from service.companions import Companion, RunningCompanion, companions
 from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
@@ -45,6 +46,7 @@ THRIFT_KEYTAB_ENV = "HMS_CATALOG_THRIFT_KEYTAB"
 THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
 PLAN_WAIT_ENV = "HMS_CATALOG_ICEBERG_PLAN_WAIT"
 CACHE_MEMORY_ENV = "HMS_CATALOG_CACHE_MEMORY"
+EVENT_LEASE_ENV = "HMS_CATALOG_EVENT_LEASE"
 INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
                     "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
@@ -96,6 +98,10 @@ class ServeCommand:
                                  "same catalogs, versions and change log")
         parser.add_argument("--store-password-file", type=Path, metavar="PATH",
                             help="read the PostgreSQL store's password from PATH (keep it readable by its owner only)")
+        parser.add_argument("--event-lease", type=float, default=None, metavar="SECONDS",
+                            help=f"seconds a replica's lease on following a catalog's metastore events lasts without "
+                                 f"renewal (it renews every third of it): when the replica dies, another one takes the "
+                                 f"following over within this time (default ${EVENT_LEASE_ENV}, else {LEASE_SECONDS_DEFAULT:g})")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
         parser.add_argument("--cache-memory", default=None, metavar="SIZE",
@@ -150,10 +156,14 @@ class ServeCommand:
             # The environment's settings are read here, not as the parser's defaults: a bad value is this command's
             # error, not every command's traceback.
             port = args.thrift_port if args.thrift_port is not None else _env_int(THRIFT_PORT_ENV)
-            plan_wait = args.iceberg_plan_wait if args.iceberg_plan_wait is not None else _env_seconds(PLAN_WAIT_ENV)
+            plan_wait = args.iceberg_plan_wait if args.iceberg_plan_wait is not None else _env_seconds(PLAN_WAIT_ENV, PLAN_WAIT_SECONDS)
+            lease = args.event_lease if args.event_lease is not None else _env_seconds(EVENT_LEASE_ENV, LEASE_SECONDS_DEFAULT)
             cache_memory = _cache_memory(args.cache_memory)
             if plan_wait < 0:
                 print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
+                return 2
+            if not lease > 0:
+                print(f"error: --event-lease must be more than 0 seconds, got {lease:g}", file=sys.stderr)
                 return 2
             if port is not None and args.thrift_threads < 1:
                 print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
@@ -166,7 +176,7 @@ class ServeCommand:
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
                          store=args.store, store_password_file=args.store_password_file, thrift=thrift,
-                         plan_wait=plan_wait, cache_memory=cache_memory)
+                         plan_wait=plan_wait, cache_memory=cache_memory, event_lease=lease)
         except HmsCatalogError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -191,7 +201,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
           tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
           args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
           store_password_file: Path | None = None, thrift: ThriftSettings | None = None,
-          plan_wait: float = PLAN_WAIT_SECONDS, cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY) -> int:
+          plan_wait: float = PLAN_WAIT_SECONDS, cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY,
+          event_lease: float = LEASE_SECONDS_DEFAULT) -> int:
     """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
 
     ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
@@ -201,7 +212,8 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     loopback address unless its ``insecure`` says another is meant (the endpoint then authenticates no client).
     ``plan_wait``: seconds an Iceberg scan plan request waits before answering ``submitted`` (``--iceberg-plan-wait``).
     ``cache_memory``: the memory budget of every catalog's caches (``--cache-memory``): a :class:`MemoryBudget`, or
-    a size such as ``"2GiB"``, a number of bytes, or ``"unlimited"``.
+    a size such as ``"2GiB"``, a number of bytes, or ``"unlimited"``. ``event_lease``: seconds an event follower's
+    lease lasts unrenewed (``--event-lease``), which bounds how long a dead replica's catalogs go unfollowed.
     """
     budget = MemoryBudget.parse(cache_memory)
     if (tls_cert is None) != (tls_key is None):
@@ -222,7 +234,7 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
             print(warning, file=sys.stderr, flush=True)
     definitions = open_definitions(home, store, password_file=store_password_file)
     definitions.list()  # reach (and migrate) the store now: a wrong URL or password stops the start, saying which
-    shared = SharedState(definitions)
+    shared = SharedState(definitions, lease_seconds=event_lease)
     if tokens_file is not None:
         shared.tokens.replace(stored_tokens(named))  # every replica on this store accepts them from now on
     manager = adopt_manager(CatalogManager(definitions, shared=shared, cache_memory=budget))
@@ -299,10 +311,10 @@ def _env_int(name: str) -> int | None:
         raise ConfigurationError(f"${name} must be a port number, got {value!r}") from None
 
 
-def _env_seconds(name: str) -> float:
+def _env_seconds(name: str, default: float) -> float:
     value = os.environ.get(name, "").strip()
     if not value:
-        return PLAN_WAIT_SECONDS
+        return default
     try:
         return float(value)
     except ValueError:

@@ -18,7 +18,7 @@ from hms_catalog.state.definitions import SqlCatalogStore
 from hms_catalog.state.engine import STORE_ENV, STORE_FILE, STORE_PASSWORD_ENV, StoreLocation, store_location
 from hms_catalog.state.follow import StoreFollower
 from hms_catalog.state.journal import ChangeJournal, EventPosition
-from hms_catalog.state.leases import EventLease, LeaseTable
+from hms_catalog.state.leases import LEASE_SECONDS_DEFAULT, EventLease, LeaseTable
 from hms_catalog.state.tokens import StoredToken, TokenStore, token_digest
 
 __all__ = [
@@ -46,7 +46,7 @@ class SharedState:
 
     definitions: SqlCatalogStore
     replica: str = field(default_factory=replica_name)
-    lease_seconds: float = 10.0
+    lease_seconds: float = LEASE_SECONDS_DEFAULT
 
     def __post_init__(self) -> None:
         database = self.definitions.database
@@ -56,5 +56,5 @@ class SharedState:
         self.tokens = TokenStore(database)
 
 
-def open_shared_state(definitions: SqlCatalogStore, *, lease_seconds: float = 10.0) -> SharedState:
+def open_shared_state(definitions: SqlCatalogStore, *, lease_seconds: float = LEASE_SECONDS_DEFAULT) -> SharedState:
     return SharedState(definitions, lease_seconds=lease_seconds)

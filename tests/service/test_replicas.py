@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import urllib.parse
@@ -15,6 +16,7 @@ from hms_catalog.errors import VersionMismatchError
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.remote import CatalogServiceClient
 from tests.service.conftest import EVENTS, hms_properties
+from tests.support.forkserver import run_cli
 from tests.support.hms import Admin
 from tests.support.service import Server, served, tokens_file
 
@@ -225,3 +227,15 @@ def test_a_cold_table_asked_of_two_replicas_by_many_clients_costs_at_most_two_lo
         finally:
             for client in clients:
                 client.close()
+
+
+def test_an_event_lease_that_cannot_be_kept_stops_the_start_naming_it(tmp_path: Path) -> None:
+    """``--event-lease`` (how soon another replica takes a dead one's following over; tests/service/
+    test_replicas_postgres.py shows it moving within it) must be a positive number of seconds, from the option
+    or from the environment."""
+    ran = run_cli(["--home", str(tmp_path), "serve", "--port", "0", "--event-lease", "0"], timeout=60)
+    assert ran.returncode == 2 and "--event-lease must be more than 0 seconds, got 0" in ran.stderr, ran.stderr
+    ran = run_cli(["--home", str(tmp_path), "serve", "--port", "0"], env={**os.environ, "HMS_CATALOG_EVENT_LEASE": "soon"},
+                  timeout=60)
+    assert ran.returncode == 1 and "$HMS_CATALOG_EVENT_LEASE must be a number of seconds, got 'soon'" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
