@@ -8,6 +8,7 @@ finish (up to a few seconds), ends long polls at once, stops the event followers
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import socket
@@ -47,6 +48,7 @@ THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
 PLAN_WAIT_ENV = "HMS_CATALOG_ICEBERG_PLAN_WAIT"
 CACHE_MEMORY_ENV = "HMS_CATALOG_CACHE_MEMORY"
 EVENT_LEASE_ENV = "HMS_CATALOG_EVENT_LEASE"
+MIN_EVENT_LEASE = 1.0
 INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
                     "those with 'thrift.access'='write'")
 GRACE_SECONDS = 5
@@ -101,7 +103,8 @@ class ServeCommand:
         parser.add_argument("--event-lease", type=float, default=None, metavar="SECONDS",
                             help=f"seconds a replica's lease on following a catalog's metastore events lasts without "
                                  f"renewal (it renews every third of it): when the replica dies, another one takes the "
-                                 f"following over within this time (default ${EVENT_LEASE_ENV}, else {LEASE_SECONDS_DEFAULT:g})")
+                                 f"following over within this time; at least {MIN_EVENT_LEASE:g} (default ${EVENT_LEASE_ENV}, else "
+                                 f"{LEASE_SECONDS_DEFAULT:g})")
         parser.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM); needs --tls-key")
         parser.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
         parser.add_argument("--cache-memory", default=None, metavar="SIZE",
@@ -162,8 +165,8 @@ class ServeCommand:
             if plan_wait < 0:
                 print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
                 return 2
-            if not lease > 0:
-                print(f"error: --event-lease must be more than 0 seconds, got {lease:g}", file=sys.stderr)
+            if not (math.isfinite(lease) and lease >= MIN_EVENT_LEASE):  # renewed every third of it: a store call each
+                print(f"error: --event-lease must be at least {MIN_EVENT_LEASE:g} second(s), got {lease:g}", file=sys.stderr)
                 return 2
             if port is not None and args.thrift_threads < 1:
                 print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
@@ -186,15 +189,21 @@ COMMAND = ServeCommand()
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, also telling the application when a stop signal arrives (long polls end at once)."""
+    """uvicorn's server, also telling the application when it begins to stop (long polls end at once).
+
+    The application is told as the shutdown begins, on the event loop (at most uvicorn's 0.1 s tick after the
+    signal), never in the signal handler: a handler runs in the main thread between any two bytecodes, so when it
+    set the event itself, a second SIGTERM arriving while the first handler held the event's lock (inside
+    ``Event.set``) waited for that lock forever and the service never exited (seen in the suite: both handlers'
+    frames on the main thread's stack)."""
 
     def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
         super().__init__(config)
         self._stopping = stopping
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._stopping.set()
-        super().handle_exit(sig, frame)
+        await super().shutdown(sockets=sockets)
 
 
 def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,

@@ -77,6 +77,27 @@ def test_sigterm_lets_requests_in_flight_finish_and_exits_0(home: Path, metastor
     assert poll.answered_at - signalled < 10  # ended by the stop, not by its 30 s
 
 
+def test_stop_signals_take_no_lock_so_a_second_one_cannot_hang_the_service() -> None:
+    """SIGTERM's handler only marks the server to stop. When it set the stopping event itself, a second SIGTERM
+    arriving while the first handler held the event's lock waited for it forever: the test above timed out so
+    twice, the service's main thread stuck in two nested handlers. The event is set as the shutdown begins."""
+    import uvicorn
+
+    from service.main import _Server
+
+    class SetOnlyOffTheHandler(threading.Event):
+        def set(self) -> None:
+            raise AssertionError("the stopping event was set inside a signal handler")
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("no request is served")
+
+    server = _Server(uvicorn.Config(app), SetOnlyOffTheHandler())
+    server.handle_exit(signal.SIGTERM, None)
+    server.handle_exit(signal.SIGTERM, None)  # the test's own stop() sends a second one
+    assert server.should_exit
+
+
 def test_a_restart_keeps_every_catalog_and_the_token(home: Path, metastore_uri: str) -> None:
     token_file = home / "server.token"
     assert not token_file.exists()
