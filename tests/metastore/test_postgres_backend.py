@@ -103,6 +103,12 @@ def _assert_direct_sql(metastore: EmbeddedMetastore, postgres: PostgresServer, l
     assert 'where "PARTITIONS"."PART_NAME" in (' in statements  # get_partitions_by_names'
 
 
+def _key_value_indexes(postgres: PostgresServer, database: str) -> list[str]:
+    """The definitions of the indexes on PARTITION_KEY_VALS that lead with the key's position and value."""
+    found = postgres.psql(f"\\c {database}\nSELECT indexdef FROM pg_indexes WHERE tablename = 'PARTITION_KEY_VALS';\n")
+    return [line for line in found.splitlines() if '("INTEGER_IDX", "PART_KEY_VAL")' in line]
+
+
 def test_a_metastore_on_postgresql_keeps_its_metadata_and_filters_with_direct_sql(
     postgres: PostgresServer, database: str, tmp_path: Path
 ) -> None:
@@ -138,8 +144,10 @@ def test_a_metastore_on_postgresql_keeps_its_metadata_and_filters_with_direct_sq
         stopped = _cli("stop", "--dir", str(directory))
         assert stopped.returncode == 0 and "stopped" in stopped.stderr
 
+        assert len(_key_value_indexes(postgres, database)) == 1  # filters on key values have their index
         again = metastore.start()  # no database named: the directory's last
         assert metastore.status().database == shown and again == uri  # the port is remembered too
+        assert len(_key_value_indexes(postgres, database)) == 1  # looked for at the start, not made twice
         pool = HmsClientPool(ClientConfig(uris=parse_uris(again), pool_size=1, socket_timeout=120))
         try:
             _read(pool, tmp_path / "home2", again)

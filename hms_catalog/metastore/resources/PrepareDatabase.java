@@ -59,7 +59,8 @@ import org.w3c.dom.NodeList;
  * shipped with pyspark's jars: DataNucleus creates quoted upper-case tables ("TBLS", "PARTITIONS"), the
  * names MetaStoreDirectSql's hand-written SQL uses; the CLOB columns become text (an ALTER in place);
  * the transaction tables are TxnDbUtil's own, with its one Derby-only type (VARCHAR FOR BIT DATA) given
- * PostgreSQL's bytea. The database is not the metastore directory's, so no file there can tell whether
+ * PostgreSQL's bytea; and one index the script lacks, on partition key values ({@link #indexKeyValues}).
+ * The database is not the metastore directory's, so no file there can tell whether
  * it was prepared: with {@code --serve} the preparer runs in the server's own JVM at every start (on a
  * prepared database it only looks) and then starts HiveMetaStore with the remaining arguments.
  */
@@ -72,6 +73,9 @@ public class PrepareDatabase {
     {"SD_PARAMS", "PARAM_VALUE"},
     {"COLUMNS_V2", "TYPE_NAME"},
   };
+
+  /** The index {@link #indexKeyValues} makes on PostgreSQL. */
+  static final String KEY_VALUES_INDEX = "PARTITION_KEY_VALS_BY_VALUE";
 
   /** VARCHAR columns the production script declares wider than package.jdo does. */
   private static final Width[] WIDER = {
@@ -128,6 +132,9 @@ public class PrepareDatabase {
       }
       for (Width column : WIDER) {
         widen(connection, schema, column, derby);
+      }
+      if (!derby) {
+        indexKeyValues(connection);
       }
       // TxnDbUtil's statements name their tables unquoted: Derby keeps such names upper-case, PostgreSQL lower.
       if (!tableExists(meta, schema, derby ? "TXNS" : "txns")) {
@@ -216,6 +223,24 @@ public class PrepareDatabase {
       }
     } else {
       alter(connection, column.table, column.column, type);
+    }
+  }
+
+  /**
+   * An index on partition key values by key position, which neither package.jdo nor Hive's schema scripts
+   * make. MetaStoreDirectSql joins PARTITION_KEY_VALS once per key a filter names, and without it the only way
+   * in is the primary key (PART_ID, INTEGER_IDX): a filter on a table of a million partitions looks each one
+   * up (0.9-1.0 s of PostgreSQL's time before the first partition is read). With it, a filter whose values
+   * narrow the table (a range on one key and a bound on another) is answered from the matching values
+   * alone: 0.06-0.10 s instead of 0.9-1.1 s on that table. String keys only: Hive casts integral and date
+   * keys' values in its SQL, which no index on the text serves. IF NOT EXISTS: made once, looked for at
+   * every later start; on a database that already holds partitions, the first start builds it (about 4 s
+   * for a million partitions).
+   */
+  private static void indexKeyValues(Connection connection) throws Exception {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("CREATE INDEX IF NOT EXISTS \"" + KEY_VALUES_INDEX + "\" ON \"PARTITION_KEY_VALS\" "
+          + "(\"INTEGER_IDX\", \"PART_KEY_VAL\")");
     }
   }
 
