@@ -78,7 +78,8 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
         return plan
     schema = metadata.schema
     predicate = bind(where, {key: schema.column(key).type for key in keys})
-    choice = choose_partitions(ctx.client, ctx.caches, table, predicate, max_partitions=ctx.config.max_partitions)
+    with paused_gc():  # a filter's thousands of partition objects decoded and cached: see planner._gc
+        choice = choose_partitions(ctx.client, ctx.caches, table, predicate, max_partitions=ctx.config.max_partitions)
     plan = FormatPlan([], 0, 0, partitions_total=choice.total, hms_seconds=choice.seconds, notes=choice.notes)
     wanted = len(choice.kept)
     shared = None
@@ -105,46 +106,52 @@ def _splits(ctx: PlanningContext, plan: FormatPlan, choice: PartitionChoice | No
     progress = ctx.progress
     listed = 0
     absent_example = None
-    for targets in batches:
-        if choice is not None:
-            plan.hms_seconds = choice.seconds
-        if not targets:
-            continue
-        listing = list_locations(
-            [((database, table_name, t.location), t.location) for t in targets],
-            ctx.caches,
-            storage=ctx.storage,
-            recursive=ctx.config.recursive,
-            block_size=ctx.config.block_size,
-            locator=ctx.locator,
-            parallelism=ctx.config.listing_parallelism,
-            progress=_listing_progress(progress, listed, wanted),
-            shared_root=shared,
-            keep=wanted <= ctx.caches.files.capacity,  # a larger scan would only flush the listing cache
-        )
-        listed += len(targets)
-        plan.listing_seconds += listing.seconds
-        if listing.absent and not ctx.config.ignore_absent:
-            raise PlanningError(
-                f"{name}: {len(listing.absent)} location(s) do not exist, e.g. {listing.absent[0]} "
-                "(set 'hive.ignore_absent_partitions'='true' to skip them)"
-            )
-        plan.absent_locations += len(listing.absent)
-        absent_example = absent_example or (listing.absent[0] if listing.absent else None)
-        if choice is not None:
-            plan.partitions_scanned += len(targets)
-        started = time.perf_counter()
-        splits: list[Split] = []
+    remaining = iter(batches)
+    while True:
+        # Each batch's partitions fetched, listed and cut with the collector paused (see planner._gc); its
+        # splits are handed on after the pause, so no caller's code runs inside one.
         with paused_gc():
+            targets = next(remaining, None)
+            if targets is None:
+                break
+            if choice is not None:
+                plan.hms_seconds = choice.seconds
+            if not targets:
+                continue
+            listing = list_locations(
+                [((database, table_name, t.location), t.location) for t in targets],
+                ctx.caches,
+                storage=ctx.storage,
+                recursive=ctx.config.recursive,
+                block_size=ctx.config.block_size,
+                locator=ctx.locator,
+                parallelism=ctx.config.listing_parallelism,
+                progress=_listing_progress(progress, listed, wanted),
+                shared_root=shared,
+                keep=wanted <= ctx.caches.files.capacity,  # a larger scan would only flush the listing cache
+            )
+            listed += len(targets)
+            plan.listing_seconds += listing.seconds
+            if listing.absent and not ctx.config.ignore_absent:
+                raise PlanningError(
+                    f"{name}: {len(listing.absent)} location(s) do not exist, e.g. {listing.absent[0]} "
+                    "(set 'hive.ignore_absent_partitions'='true' to skip them)"
+                )
+            plan.absent_locations += len(listing.absent)
+            absent_example = absent_example or (listing.absent[0] if listing.absent else None)
+            if choice is not None:
+                plan.partitions_scanned += len(targets)
+            started = time.perf_counter()
+            splits: list[Split] = []
             for target in targets:
                 for entry in listing.files.get(target.location, ()):
                     plan.files += 1
                     plan.bytes += entry.size
                     splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=target.values))
-        plan.splitting_seconds += time.perf_counter() - started
-        if keep is not None:
-            _keep(keep, targets, listing.files, ctx.aggregate is not None)
-        del listing, targets
+            plan.splitting_seconds += time.perf_counter() - started
+            if keep is not None:
+                _keep(keep, targets, listing.files, ctx.aggregate is not None)
+            del listing, targets
         yield from splits
     if choice is not None:
         plan.hms_seconds = choice.seconds

@@ -270,14 +270,16 @@ def list_locations(
             listed.append((key, location, from_root[location] if location in from_root else _list_one(storage, location, recursive)))
         located = iter(with_blocks([f for *_, found in listed if found for f in found], caches, locator, block_size))
         answers: list[tuple[str, list[FileEntry] | None]] = []
+        kept = []
         for key, location, found in listed:
             if found is None:
                 answers.append((location, None))
                 continue
             entries = [next(located) for _ in found]
-            if keep:
-                caches.files.put(key, tuple(entries), ticket=ticket)
+            kept.append((key, tuple(entries)))
             answers.append((location, entries))
+        if keep:  # a chunk's listings weighed together: a sample of them walked, not every one
+            caches.files.put_all(kept, ticket=ticket)
         return answers
 
     threads = max(1, min(parallelism, len(todo) or 1))

@@ -18,7 +18,8 @@ The routes, first that applies:
 - Nothing can be expressed: every name, evaluated locally.
 
 The bound keeps every selection the filter route serves at one call (a metastore's filter query is its
-costliest: 2.5-3.6 s on a million-partition PostgreSQL metastore, whose partition key values have no index),
+costliest: 2.5-3.6 s on a million-partition PostgreSQL metastore without an index on partition key values,
+which Hive's schemas lack; the embedded metastore adds one on PostgreSQL, which serves selective filters),
 and keeps a selection of half a million partitions from arriving as one answer (74 s and 2 GB there,
 docs/measurements.md): what it costs such a selection, or a refusal, is the bound's objects, fetched and
 dropped. (Counting first, with get_num_partitions_by_filter, runs the filter's query twice for every plan.)
@@ -45,6 +46,7 @@ from hms_catalog.client.partition_specs import PLANNING_FIELDS
 from hms_catalog.errors import MetastoreError, MetastoreUnavailableError, PlanningError
 from hms_catalog.formats.partition_values import DEFAULT_PARTITION, make_partition_name, parse_partition_name
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
+from planner._gc import paused_gc
 from planner.predicates import STRING, MetastoreFilter, PartitionPredicate, keys_in_order
 
 __all__ = [
@@ -297,17 +299,18 @@ def partition_batches(choice: PartitionChoice, batch_size: int, parallelism: int
     for start in range(0, len(choice.kept), batch_size):
         batch = choice.kept[start : start + batch_size]
         started = time.perf_counter()
-        found = {name: objects.pop(name) for name in batch if name in objects}
-        missing = [name for name in batch if name not in found]
-        if missing:
-            found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
-        selected = []
-        for name in batch:
-            partition = found.get(name)
-            if partition is None:
-                choice.notes.append(f"partition {name} vanished while planning")
-                continue
-            selected.append(_selected(name, parse_partition_name(name), partition))
+        with paused_gc():  # a batch of partition objects decoded, cached and turned into targets: see planner._gc
+            found = {name: objects.pop(name) for name in batch if name in objects}
+            missing = [name for name in batch if name not in found]
+            if missing:
+                found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
+            selected = []
+            for name in batch:
+                partition = found.get(name)
+                if partition is None:
+                    choice.notes.append(f"partition {name} vanished while planning")
+                    continue
+                selected.append(_selected(name, parse_partition_name(name), partition))
         choice.seconds += time.perf_counter() - started
         del found
         yield selected

@@ -19,7 +19,7 @@ from hms_catalog.cache.budget import MemoryBudget
 from hms_catalog.cache.filter_refusals import FilterRefusals
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
 from hms_catalog.cache.self_events import SelfEvents
-from hms_catalog.cache.sizing import deep_size
+from hms_catalog.cache.sizing import collection_sizes, deep_size
 from hms_catalog.cache.versions import CatalogObject, CatalogVersions
 from hms_catalog.properties import CacheConfig
 
@@ -111,7 +111,7 @@ _PARTITION_VALUES = Tracking(object_of=lambda key: CatalogObject("partitions", k
 _PARTITIONS = Tracking(object_of=lambda key: CatalogObject("partition", *key), group_of=_table_group,
                        group_object=_table_of_group)
 _FILES = Tracking(object_of=lambda key: CatalogObject("files", *key), group_of=_table_group,
-                  group_object=_table_of_group, summary=_listing_summary)
+                  group_object=_table_of_group, summary=_listing_summary, weigh_batch=collection_sizes)
 # A plan is an object of its own in the plans' versions: cancelling one spoils the loads of that plan only.
 _PLANS = Tracking(object_of=lambda key: CatalogObject("plan", detail=key))
 

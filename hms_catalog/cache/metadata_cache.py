@@ -65,7 +65,9 @@ class Tracking:
     ``object_of``: the object a key holds (None: only whole-catalog invalidations concern it).
     ``group_of``: the group a key belongs to (None: no group), and ``group_object`` the object standing
     for a whole group. ``summary``: what a load found, as (fingerprint, children) for the change log. ``weigh``: the bytes a
-    value holds, for the memory budget (None: :func:`~hms_catalog.cache.sizing.deep_size` of it).
+    value holds, for the memory budget (None: :func:`~hms_catalog.cache.sizing.deep_size` of it). ``weigh_batch``:
+    the bytes of each of the values :meth:`MetadataCache.put_all` stores together (None: a sample weighed and the
+    others charged its median, :func:`~hms_catalog.cache.sizing.batch_sizes`).
     """
 
     object_of: Callable[[Any], CatalogObject | None] = lambda key: None
@@ -73,6 +75,7 @@ class Tracking:
     group_object: Callable[[Hashable], CatalogObject | None] = lambda group: None
     summary: Callable[[Any, Any], tuple[Hashable | None, Iterable[CatalogObject] | None]] = lambda key, value: (None, None)
     weigh: Callable[[Any], int] | None = None
+    weigh_batch: Callable[[Sequence[Any]], list[int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,9 +197,16 @@ class MetadataCache(Generic[K, V]):
 
     def put_all(self, items: Sequence[tuple[K, V]], *, ticket: int) -> int:
         """:meth:`put` of values one call loaded together (a batch of one table's partitions), which are alike:
-        a sample of them is weighed and the others are charged its median (:func:`~.sizing.batch_sizes`), so
-        weighing a batch costs a few values' walk, not all of theirs. Returns how many were stored."""
-        sizes = batch_sizes([value for _, value in items], self._weigh) if self.budget is not None else [0] * len(items)
+        a sample of them is weighed and the others are charged from it (:func:`~.sizing.batch_sizes`, or the
+        tracking's ``weigh_batch``), so weighing a batch costs a few values' walk, not all of theirs. Returns
+        how many were stored."""
+        values = [value for _, value in items]
+        if self.budget is None:
+            sizes = [0] * len(items)
+        elif self._tracking.weigh_batch is not None:
+            sizes = self._tracking.weigh_batch(values)
+        else:
+            sizes = batch_sizes(values, self._weigh)
         return sum(self._store(key, value, ticket, size) for (key, value), size in zip(items, sizes))
 
     def version_of(self, key: K) -> int | None:

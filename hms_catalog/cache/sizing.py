@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["MAX_DEPTH", "SAMPLED_ABOVE", "SAMPLES", "batch_sizes", "deep_size"]
+__all__ = ["MAX_DEPTH", "SAMPLED_ABOVE", "SAMPLES", "batch_sizes", "collection_sizes", "deep_size"]
 
 SAMPLED_ABOVE = 64  # a collection of more items is sampled
 SAMPLES = 16  # items walked of a sampled collection
@@ -69,6 +69,26 @@ def batch_sizes(values: Sequence[T], weigh: Callable[[T], int] = deep_size) -> l
         weighed[index] = weigh(values[index])
     median = sorted(weighed.values())[SAMPLES // 2]
     return [weighed.get(index, median) for index in range(count)]
+
+
+def collection_sizes(collections: Sequence[Sequence[Any]]) -> list[int]:
+    """The size of each of ``collections`` loaded together (a chunk of one table's listings: a tuple of files
+    each), whose items are alike but whose lengths are not: ``SAMPLES`` of them, evenly spaced, are weighed,
+    and each other one is charged its own container and its length at the sampled items' median size. The
+    median of :func:`batch_sizes` would charge a folder of a thousand files as much as one of a single file."""
+    count = len(collections)
+    if count <= SAMPLES:
+        return [deep_size(collection) for collection in collections]
+    weighed = {index * count // SAMPLES: 0 for index in range(SAMPLES)}
+    per_item = []
+    for index in weighed:
+        collection = collections[index]
+        weighed[index] = size = deep_size(collection)
+        if collection:
+            per_item.append((size - _getsizeof(collection)) / len(collection))
+    item = sorted(per_item)[len(per_item) // 2] if per_item else 0.0
+    return [weighed[index] if index in weighed else _getsizeof(collection) + round(item * len(collection))
+            for index, collection in enumerate(collections)]
 
 
 def _size(obj: object, seen: set[int], depth: int) -> int:

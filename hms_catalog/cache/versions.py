@@ -141,6 +141,7 @@ class CatalogVersions:
         self._forgotten = 0  # the newest version dropped from the change log
         self._cuts: OrderedDict[CatalogObject, int] = OrderedDict()  # drop/invalidation versions
         self._cut_floor = 0  # the newest cut forgotten to bound the delete log
+        self._newest_cut = 0  # a load whose ticket is at least this one saw no cut at all
         self._fingerprints: OrderedDict[CatalogObject, Hashable] = OrderedDict()
         self._fingerprint_capacity = fingerprints
 
@@ -184,6 +185,8 @@ class CatalogVersions:
         """Whether a load of ``obj`` that began at ``ticket`` must not be stored (Impala's
         wasObjectRemovedAfter): something on its line was dropped or invalidated after the ticket."""
         with self._lock:
+            if ticket >= self._newest_cut:  # the usual answer, found without building the object's lineage
+                return False
             if ticket < self._cut_floor:
                 return True
             line = (CATALOG,) if obj is None else obj.lineage()
@@ -289,6 +292,7 @@ class CatalogVersions:
             # Everything is spoiled: older cuts say nothing more, and keeping them would only cost memory.
             self._cut_floor = max(self._cut_floor, max(self._cuts.values(), default=0))
             self._cuts.clear()
+        self._newest_cut = max(self._newest_cut, version)
         self._cuts[obj] = version
         self._cuts.move_to_end(obj)
         while len(self._cuts) > self.capacity:

@@ -15,7 +15,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
 from hms_catalog.cache import sizing
-from hms_catalog.cache.sizing import SAMPLES, batch_sizes, deep_size
+from hms_catalog.cache.sizing import SAMPLES, batch_sizes, collection_sizes, deep_size
 from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.formats.metadata import load_table_metadata
 
@@ -139,3 +139,23 @@ def test_a_batch_weighs_a_sample_and_gives_the_others_its_median() -> None:
     weighed.clear()
     sizes = batch_sizes([100] * 999 + [7], weigh)
     assert len(weighed) == SAMPLES and len(sizes) == 1000 and set(sizes) == {100}
+
+
+def _listing(folder: int, files: int) -> tuple[tuple[Any, ...], ...]:
+    """A folder's listing as the files cache holds one: (path, size, mtime, blocks) of each file, each file's
+    blocks made for it (offsets and hosts), as a block locator makes them."""
+    return tuple((f"file:/warehouse/t/part={folder}/part-{index:05d}.parquet", 1000 + index, 1_700_000_000_000 + index,
+                  (tuple([0]), (tuple(["localhost"]),))) for index in range(files))
+
+
+def test_listings_are_charged_by_their_length_from_a_weighed_sample() -> None:
+    """A chunk of listings of one table: a folder of 1,000 files is charged about a thousand times one of a single
+    file (the median of batch_sizes would charge both the same), each within 10% of its own walk."""
+    listings = [_listing(folder, 1000 if folder % 50 == 7 else 0 if folder % 50 == 9 else 1 + folder % 3)
+                for folder in range(200)]
+    sizes = collection_sizes(listings)
+    assert len(sizes) == len(listings)
+    for listed, size in zip(listings, sizes):
+        assert size == pytest.approx(deep_size(listed), rel=0.1), len(listed)
+    assert collection_sizes(listings[:SAMPLES]) == [deep_size(listed) for listed in listings[:SAMPLES]]
+

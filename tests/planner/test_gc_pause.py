@@ -1,10 +1,10 @@
-"""The collector pause nests and restores the collector's previous state."""
+"""The collector pause nests, restores the collector's previous state, and does not outlast its bound."""
 
 from __future__ import annotations
 
 import gc
 
-from planner._gc import paused_gc
+from planner._gc import _CollectorPauses, paused_gc
 
 
 def test_nested_pauses_restore_the_collector_once_and_only_if_it_was_on() -> None:
@@ -22,6 +22,34 @@ def test_nested_pauses_restore_the_collector_once_and_only_if_it_was_on() -> Non
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_overlapping_pauses_collect_once_past_the_bound_and_stay_paused() -> None:
+    """Pauses that keep overlapping (a service planning without a gap) would keep the collector off for ever:
+    the pause ending past the bound collects once, and the collector stays off for the others."""
+    now = [0.0]
+    pauses = _CollectorPauses(clock=lambda: now[0], max_pause=30.0)
+    collections: list[int] = []
+
+    def noted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(noted)
+    try:
+        with pauses.paused():
+            with pauses.paused():
+                now[0] = 10.0
+            assert collections == [] and not gc.isenabled()  # within the bound: nothing collected
+            with pauses.paused():
+                now[0] = 31.0
+            assert collections == [2] and not gc.isenabled()  # past it: one full collection, still paused
+            with pauses.paused():
+                now[0] = 40.0
+            assert collections == [2]  # the bound counts again from that collection
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(noted)
 
 
 def test_text_escapes_nulls_and_nesting_follow_lazy_simple_serde() -> None:

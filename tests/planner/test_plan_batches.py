@@ -4,6 +4,7 @@ partition object is asked for, on every route (names, leading-key spec, filter).
 
 from __future__ import annotations
 
+import gc
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,3 +177,43 @@ def test_a_scan_larger_than_the_caches_leaves_them_as_they_were(many: str, home:
         assert len(catalog.caches.partitions) == kept and len(catalog.caches.files) == kept
     finally:
         session.manager.close()
+
+
+class _CollectorNoted:
+    """The catalog's metastore client, noting whether Python's collector ran during each call for partitions."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.calls: list[tuple[str, bool]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+        if not name.startswith("get_partitions"):
+            return method
+
+        def noted(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, gc.isenabled()))
+            return method(*args, **kwargs)
+        return noted
+
+
+@pytest.mark.parametrize(("where", "call"), [(None, "get_partitions_by_names"), ("n >= 3", "get_partitions_by_filter")])
+def test_the_collector_is_paused_while_partitions_are_fetched_and_running_when_splits_are_handed_on(
+        many: str, home: Path, metastore_uri: str, where: str | None, call: str) -> None:
+    """Partition objects are decoded by the thousand with the collector paused (planner._gc), but no pause
+    lasts into the caller's code: the consumer of the stream runs with the collector on."""
+    session = _uncached(home, metastore_uri, **{"planner.partition.batch": str(BATCH)})
+    try:
+        catalog = session.manager.catalog("hive")
+        table = catalog.table(many, "t")
+        _ = table.metadata
+        noted = _CollectorNoted(catalog.client)
+        catalog.client = noted
+        assert gc.isenabled()
+        handed_on = [gc.isenabled() for _ in plan_table_stream(catalog, table, where)]
+        assert len(handed_on) > BATCH and all(handed_on)
+        assert {name for name, _ in noted.calls} == {call} and not any(running for _, running in noted.calls)
+        assert gc.isenabled()
+    finally:
+        session.manager.close()
+
