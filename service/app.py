@@ -28,8 +28,8 @@ from hms_catalog.manager import CatalogManager
 from service.audit import AUDIT_FILE, AuditLog
 from service.companions import RunningCompanion
 from service.console import Console
+from service.defaults import PLAN_WAIT_SECONDS
 from service.errors import error_response, exception_response
-from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
 from service.middleware import BodyLimit, Gate, Measured
 from service.routes import routers
 from service.routes.changes import MAX_WAIT_SECONDS

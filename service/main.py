@@ -1,8 +1,8 @@
-"""``hms-catalog serve``: run the catalog service in the foreground until SIGTERM or Ctrl-C.
+"""``hms-catalog serve``: its arguments, checked, and then the service (:mod:`service.serving`).
 
-The listening socket is bound here (port 0 picks a free one) and its address printed before the first
-request is taken, so a script can start the server and read where it is. SIGTERM lets requests in flight
-finish (up to a few seconds), ends long polls at once, stops the event followers and exits 0.
+The CLI builds this command's parser at every start (it finds the command through an entry point), so this module
+imports nothing that serving needs: FastAPI, uvicorn, the thrift server and Kerberos are imported once ``serve``
+runs. Their defaults come from :mod:`service.defaults`.
 """
 
 from __future__ import annotations
@@ -10,38 +10,34 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
-import socket
 import sys
-import threading
-from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
-
-import uvicorn
+from typing import TYPE_CHECKING
 
 from hms_catalog.cache.budget import DEFAULT_CACHE_MEMORY, MemoryBudget, format_size
 from hms_catalog.errors import ConfigurationError, HmsCatalogError
-from hms_catalog.manager import CatalogManager
-from hms_catalog.registry import adopt_manager
-from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV, SharedState, open_definitions
+from hms_catalog.state import STORE_ENV, STORE_PASSWORD_ENV
 from hms_catalog.state.leases import LEASE_SECONDS_DEFAULT
-from service.auth import load_token
-from service.companions import Companion, RunningCompanion, companions
-from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
-from service.thrift import ThriftSettings
-from service.thrift.kerberos import ALL_PROTECTIONS, ServiceKerberos, parse_protections
-from service.thrift.server import DEFAULT_PRIMARY, DEFAULT_THREADS
-from service.tokens import NamedToken, load_tokens, stored_tokens
+from service.companions import companions
+from service.defaults import (
+    ALL_PROTECTIONS,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    DEFAULT_PRIMARY,
+    DEFAULT_THREADS,
+    INSECURE_EXPOSES,
+    PLAN_WAIT_SECONDS,
+    THRIFT_INSECURE_ENV,
+)
+
+if TYPE_CHECKING:
+    from service.thrift.kerberos import ServiceKerberos
 
 __all__ = ["COMMAND", "ServeCommand"]
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8181
 THRIFT_PORT_ENV = "HMS_CATALOG_THRIFT_PORT"
 THRIFT_HOST_ENV = "HMS_CATALOG_THRIFT_HOST"
 THRIFT_PRIMARY_ENV = "HMS_CATALOG_THRIFT_PRIMARY"
-THRIFT_INSECURE_ENV = "HMS_CATALOG_THRIFT_INSECURE"
 THRIFT_PRINCIPAL_ENV = "HMS_CATALOG_THRIFT_PRINCIPAL"
 THRIFT_KEYTAB_ENV = "HMS_CATALOG_THRIFT_KEYTAB"
 THRIFT_QOP_ENV = "HMS_CATALOG_THRIFT_QOP"
@@ -49,10 +45,6 @@ PLAN_WAIT_ENV = "HMS_CATALOG_ICEBERG_PLAN_WAIT"
 CACHE_MEMORY_ENV = "HMS_CATALOG_CACHE_MEMORY"
 EVENT_LEASE_ENV = "HMS_CATALOG_EVENT_LEASE"
 MIN_EVENT_LEASE = 1.0
-INSECURE_EXPOSES = ("authenticates no client: whoever reaches it reads every catalog of this service and changes "
-                    "those with 'thrift.access'='write'")
-GRACE_SECONDS = 5
-KEEP_ALIVE_SECONDS = 60  # clients keep one connection per thread; reopening costs more than keeping it
 
 
 class ServeCommand:
@@ -172,10 +164,14 @@ class ServeCommand:
                 print(f"error: --thrift-threads must be at least 1, got {args.thrift_threads}", file=sys.stderr)
                 return 2
             if port is not None:
+                from service.thrift import ThriftSettings
+
                 thrift = ThriftSettings(host=args.thrift_host, port=port, primary=args.thrift_primary,
                                         threads=args.thrift_threads,
                                         insecure=args.thrift_insecure or _env_flag(THRIFT_INSECURE_ENV),
                                         kerberos=_thrift_kerberos(args))
+            from service.serving import serve  # FastAPI, uvicorn and the rest: imported by serve only
+
             return serve(home, host=args.host, port=args.port, token_file=args.token_file, tokens_file=args.tokens,
                          tls_cert=args.tls_cert, tls_key=args.tls_key, args=args, companions=self._companions,
                          store=args.store, store_password_file=args.store_password_file, thrift=thrift,
@@ -186,128 +182,6 @@ class ServeCommand:
 
 
 COMMAND = ServeCommand()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, also telling the application when it begins to stop (long polls end at once).
-
-    The application is told as the shutdown begins, on the event loop (at most uvicorn's 0.1 s tick after the
-    signal), never in the signal handler: a handler runs in the main thread between any two bytecodes, so when it
-    set the event itself, a second SIGTERM arriving while the first handler held the event's lock (inside
-    ``Event.set``) waited for that lock forever and the service never exited (seen in the suite: both handlers'
-    frames on the main thread's stack)."""
-
-    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
-        super().__init__(config)
-        self._stopping = stopping
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self._stopping.set()
-        await super().shutdown(sockets=sockets)
-
-
-def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token_file: Path | None = None,
-          tokens_file: Path | None = None, tls_cert: Path | None = None, tls_key: Path | None = None,
-          args: argparse.Namespace | None = None, companions: Sequence[Companion] = (), store: str | None = None,
-          store_password_file: Path | None = None, thrift: ThriftSettings | None = None,
-          plan_wait: float = PLAN_WAIT_SECONDS, cache_memory: MemoryBudget | str | int = DEFAULT_CACHE_MEMORY,
-          event_lease: float = LEASE_SECONDS_DEFAULT) -> int:
-    """Run the service on ``home``'s catalogs until stopped; 0 after a clean stop.
-
-    ``tokens_file``: named tokens (``--tokens``), checked before anything starts. ``companions`` (``serve
-    --spark-connect``) start as the parsed ``serve`` options ``args`` ask. ``store``: the catalog store (a
-    PostgreSQL URL replicas share; default SQLite in ``home``): this process is one replica on it. ``thrift``:
-    also serve the catalogs as a Hive Metastore (``serve --thrift-port``): with Kerberos on any address, else on a
-    loopback address unless its ``insecure`` says another is meant (the endpoint then authenticates no client).
-    ``plan_wait``: seconds an Iceberg scan plan request waits before answering ``submitted`` (``--iceberg-plan-wait``).
-    ``cache_memory``: the memory budget of every catalog's caches (``--cache-memory``): a :class:`MemoryBudget`, or
-    a size such as ``"2GiB"``, a number of bytes, or ``"unlimited"``. ``event_lease``: seconds an event follower's
-    lease lasts unrenewed (``--event-lease``), which bounds how long a dead replica's catalogs go unfollowed.
-    """
-    budget = MemoryBudget.parse(cache_memory)
-    if (tls_cert is None) != (tls_key is None):
-        raise ConfigurationError("--tls-cert and --tls-key go together: give both or neither")
-    for option, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
-        if path is not None and not path.is_file():
-            raise ConfigurationError(f"{option} {path}: no such file")
-    if thrift is not None and thrift.exposed and not thrift.insecure:
-        raise ConfigurationError(
-            f"--thrift-host {thrift.host} is reached from other machines, and the thrift endpoint {INSECURE_EXPOSES}; "
-            f"give it Kerberos (--thrift-principal, --thrift-keytab), bind it to 127.0.0.1, or pass --thrift-insecure "
-            f"(${THRIFT_INSECURE_ENV}=1) on a trusted network")
-    token, token_path = load_token(home, token_file)
-    named: tuple[NamedToken, ...] = ()
-    if tokens_file is not None:
-        named, warnings = load_tokens(tokens_file, token)
-        for warning in warnings:
-            print(warning, file=sys.stderr, flush=True)
-    definitions = open_definitions(home, store, password_file=store_password_file)
-    definitions.list()  # reach (and migrate) the store now: a wrong URL or password stops the start, saying which
-    shared = SharedState(definitions, lease_seconds=event_lease)
-    if tokens_file is not None:
-        shared.tokens.replace(stored_tokens(named))  # every replica on this store accepts them from now on
-    manager = adopt_manager(CatalogManager(definitions, shared=shared, cache_memory=budget))
-    listener = _bind(host, port)
-    thrift_listener = None
-    if thrift is not None:
-        try:
-            thrift_listener = _bind(thrift.host, thrift.port)
-        except BaseException:
-            listener.close()
-            raise
-    stopping = threading.Event()
-    bound_host, bound_port = listener.getsockname()[:2]
-    scheme = "https" if tls_cert else "http"
-    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    url = f"{scheme}://{shown_host}:{bound_port}"
-    running: dict[str, RunningCompanion] = {}
-    try:
-        for companion in companions:
-            started = None if args is None else companion.start(args, service_url=url, token=token, host=bound_host, home=home)
-            if started is not None:
-                running[companion.name] = started
-    except BaseException:
-        for started in running.values():
-            started.stop()
-        listener.close()
-        if thrift_listener is not None:
-            thrift_listener.close()
-        raise
-    from service.app import create_app  # FastAPI and the routes: loaded by serve only, not by every CLI run
-
-    app = create_app(manager, token, tokens=named, stopping=stopping, companions=running, thrift=thrift, plan_wait=plan_wait,
-                     thrift_listener=thrift_listener)
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None,
-    )
-    server = _Server(config, stopping)
-    print(f"hms-catalog service at {url} for {home} (token in {token_path})", file=sys.stderr, flush=True)
-    if thrift_listener is not None and thrift is not None:
-        thrift_host, thrift_port = thrift_listener.getsockname()[:2]
-        shown = f"[{thrift_host}]" if ":" in thrift_host else thrift_host
-        secured = "" if thrift.kerberos is None else (f", Kerberos as {thrift.kerberos.principal}, "
-                                                      f"qop {','.join(thrift.kerberos.protections)}")
-        print(f"hms-catalog thrift endpoint at thrift://{shown}:{thrift_port} (primary catalog {thrift.primary}{secured})",
-              file=sys.stderr, flush=True)
-        if thrift.exposed:
-            print(f"warning: the thrift endpoint at thrift://{shown}:{thrift_port} {INSECURE_EXPOSES} "
-                  "(--thrift-insecure)", file=sys.stderr, flush=True)
-    print(f"catalog store: {definitions.path} (replica {manager.shared.replica if manager.shared else '-'}); "
-          f"cache memory {format_size(budget.limit)}", file=sys.stderr, flush=True)
-    # uvicorn re-raises the stop signal once it has shut down; handlers that do nothing make that a clean exit.
-    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        server.run(sockets=[listener])
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        listener.close()
-        for started in running.values():
-            started.stop()
-    print("hms-catalog service stopped", file=sys.stderr, flush=True)
-    return 0 if server.started else 1
 
 
 def _env_int(name: str) -> int | None:
@@ -362,25 +236,7 @@ def _thrift_kerberos(args: argparse.Namespace) -> ServiceKerberos | None:
     if args.thrift_principal is None or args.thrift_keytab is None:
         raise ConfigurationError("--thrift-principal and --thrift-keytab go together: give both or neither "
                                  f"(${THRIFT_PRINCIPAL_ENV}, ${THRIFT_KEYTAB_ENV})")
+    from service.thrift.kerberos import ServiceKerberos, parse_protections
+
     return ServiceKerberos.configured(args.thrift_principal, args.thrift_keytab, args.thrift_host,
                                       parse_protections(args.thrift_qop))
-
-
-def _ignore(sig: int, frame: FrameType | None) -> None:
-    """A stop signal after the server has stopped: nothing left to do."""
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it
-    # every answer waits ~40 ms for the client's delayed ACK (headers and body go as two writes).
-    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((host, port))
-    except OSError as error:
-        listener.close()
-        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror}") from error
-    listener.listen(2048)
-    listener.set_inheritable(True)
-    return listener

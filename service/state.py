@@ -25,8 +25,8 @@ from service.access import Access, Principal
 from service.actor import Actor, FrontEnd
 from service.audit import AuditLog
 from service.companions import RunningCompanion
+from service.defaults import PLAN_WAIT_SECONDS
 from service.gate import ChangeGate
-from service.iceberg_rest.plan_runs import PLAN_WAIT_SECONDS
 from service.metrics import RequestMetrics
 from service.sessions import ServiceSession
 from service.sync_ddl import FollowerRegistry, SyncWaiter

@@ -11,15 +11,18 @@ anything else are left to Spark.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlglot import expressions as exp
-
+from hms_catalog._lazy import LazyModule
 from hms_catalog.execution.session import Session
 from hms_catalog.model import ExternalTable
 from hms_catalog.registry import adopt_manager, home_key
 from hms_catalog.sql import parse_spark_statement
-from planner.spark.datasource import packing_options, register
+
+if TYPE_CHECKING:
+    from sqlglot import expressions as exp
+else:
+    exp = LazyModule("sqlglot.expressions")  # sqlglot only once a SELECT is rewritten, not at every CLI start
 
 __all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
 
@@ -43,6 +46,8 @@ def spark_session(master: str | None = None, remote: str | None = None, app_name
         "spark.sql.session.timeZone", "UTC").getOrCreate()
     if not remote:
         spark.sparkContext.setLogLevel("ERROR")
+    from planner.spark.datasource import register  # pyspark's data source classes: imported with Spark, not before
+
     register(spark)
     return spark
 
@@ -148,6 +153,8 @@ class CatalogSql:
         rewritten, views, natives = self._rewrite(query)
         if not views and not natives:
             return self._run(query, *args, **kwargs)
+        from planner.spark.datasource import packing_options
+
         for view, (table, columns) in views.items():
             reader = self.spark.read.format("hms").option("home", self.home).options(**packing_options(self.spark))
             if columns is not None:

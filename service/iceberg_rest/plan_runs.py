@@ -17,12 +17,12 @@ from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from service.defaults import PLAN_WAIT_SECONDS
 from service.iceberg_rest.plan_ids import PlanKey
 from service.iceberg_rest.scans import Planned
 
 __all__ = ["PLAN_WAIT_SECONDS", "PlanCancelled", "PlanRun", "PlanRuns"]
 
-PLAN_WAIT_SECONDS = 5.0  # how long a plan request waits for its plan before answering ``submitted``
 
 
 class PlanCancelled(Exception):

@@ -20,12 +20,13 @@ from hms_catalog.errors import ConfigurationError
 from hms_catalog.kerberos import KeytabFormatError, canonical_host_name, keytab_principals
 from hms_catalog.kerberos.config import HOST_PATTERN
 from hms_catalog.kerberos.login import describe_gss_error, load_gssapi
+from service import defaults
 
 __all__ = ["ALL_PROTECTIONS", "Protection", "ServiceKerberos", "parse_protections", "server_principal"]
 
 # The SASL security layers (RFC 4752), as bits of the server's offer, by the names SASL gives them.
 Protection = str
-ALL_PROTECTIONS: tuple[Protection, ...] = ("auth-conf", "auth-int", "auth")
+ALL_PROTECTIONS: tuple[Protection, ...] = defaults.ALL_PROTECTIONS
 LAYER_BITS: dict[Protection, int] = {"auth": 1, "auth-int": 2, "auth-conf": 4}
 # hadoop.rpc.protection's names for them, accepted as well: users copy them from core-site.xml.
 _HADOOP_NAMES = {"authentication": "auth", "integrity": "auth-int", "privacy": "auth-conf"}

@@ -24,6 +24,7 @@ from hms_catalog.client.metastore import MetastoreClient
 from hms_catalog.manager import CatalogManager
 from service.access import AccessPolicy
 from service.audit import AuditLog
+from service.defaults import DEFAULT_PRIMARY, DEFAULT_THREADS
 from service.thrift.admission import Admission
 from service.thrift.changes import is_change
 from service.thrift.context import LISTING_WAIT_SECONDS, EndpointContext
@@ -38,8 +39,6 @@ __all__ = ["DEFAULT_PRIMARY", "DEFAULT_THREADS", "ThriftEndpoint", "ThriftSettin
 
 _log = logging.getLogger(__name__)
 
-DEFAULT_PRIMARY = "hive"
-DEFAULT_THREADS = 64
 _ACCEPT_POLL_SECONDS = 0.5
 
 

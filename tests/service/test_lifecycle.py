@@ -83,7 +83,7 @@ def test_stop_signals_take_no_lock_so_a_second_one_cannot_hang_the_service() -> 
     twice, the service's main thread stuck in two nested handlers. The event is set as the shutdown begins."""
     import uvicorn
 
-    from service.main import _Server
+    from service.serving import _Server
 
     class SetOnlyOffTheHandler(threading.Event):
         def set(self) -> None:
