@@ -276,7 +276,8 @@ def list_locations(
                 answers.append((location, None))
                 continue
             entries = [next(located) for _ in found]
-            kept.append((key, tuple(entries)))
+            if keep:
+                kept.append((key, tuple(entries)))
             answers.append((location, entries))
         if keep:  # a chunk's listings weighed together: a sample of them walked, not every one
             caches.files.put_all(kept, ticket=ticket)

@@ -159,7 +159,6 @@ def serve(home: Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, tok
     return 0 if server.started else 1
 
 
-
 def _ignore(sig: int, frame: FrameType | None) -> None:
     """A stop signal after the server has stopped: nothing left to do."""
 

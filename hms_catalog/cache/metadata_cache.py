@@ -200,6 +200,8 @@ class MetadataCache(Generic[K, V]):
         a sample of them is weighed and the others are charged from it (:func:`~.sizing.batch_sizes`, or the
         tracking's ``weigh_batch``), so weighing a batch costs a few values' walk, not all of theirs. Returns
         how many were stored."""
+        if not self.enabled or self._closed or not items:  # nothing will be kept: weigh nothing
+            return 0
         values = [value for _, value in items]
         if self.budget is None:
             sizes = [0] * len(items)

@@ -73,20 +73,20 @@ def batch_sizes(values: Sequence[T], weigh: Callable[[T], int] = deep_size) -> l
 
 def collection_sizes(collections: Sequence[Sequence[Any]]) -> list[int]:
     """The size of each of ``collections`` loaded together (a chunk of one table's listings: a tuple of files
-    each), whose items are alike but whose lengths are not: ``SAMPLES`` of them, evenly spaced, are weighed,
-    and each other one is charged its own container and its length at the sampled items' median size. The
-    median of :func:`batch_sizes` would charge a folder of a thousand files as much as one of a single file."""
-    count = len(collections)
-    if count <= SAMPLES:
+    each), whose items are alike but whose lengths are not: ``SAMPLES`` of the non-empty ones, evenly spaced, are
+    weighed, and each other one is charged its own container and its length at the sampled items' median size.
+    The median of :func:`batch_sizes` would charge a folder of a thousand files as much as one of a single file;
+    samples taken among empty ones (a table of many empty partitions) would charge every file nothing."""
+    filled = [index for index, collection in enumerate(collections) if collection]
+    if len(filled) <= SAMPLES:
         return [deep_size(collection) for collection in collections]
-    weighed = {index * count // SAMPLES: 0 for index in range(SAMPLES)}
+    weighed = {filled[index * len(filled) // SAMPLES]: 0 for index in range(SAMPLES)}
     per_item = []
     for index in weighed:
         collection = collections[index]
         weighed[index] = size = deep_size(collection)
-        if collection:
-            per_item.append((size - _getsizeof(collection)) / len(collection))
-    item = sorted(per_item)[len(per_item) // 2] if per_item else 0.0
+        per_item.append((size - _getsizeof(collection)) / len(collection))
+    item = sorted(per_item)[len(per_item) // 2]
     return [weighed[index] if index in weighed else _getsizeof(collection) + round(item * len(collection))
             for index, collection in enumerate(collections)]
 

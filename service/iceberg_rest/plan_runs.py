@@ -24,7 +24,6 @@ from service.iceberg_rest.scans import Planned
 __all__ = ["PLAN_WAIT_SECONDS", "PlanCancelled", "PlanRun", "PlanRuns"]
 
 
-
 class PlanCancelled(Exception):
     """Raised inside a cancelled run's work, to stop it."""
 

@@ -159,3 +159,11 @@ def test_listings_are_charged_by_their_length_from_a_weighed_sample() -> None:
         assert size == pytest.approx(deep_size(listed), rel=0.1), len(listed)
     assert collection_sizes(listings[:SAMPLES]) == [deep_size(listed) for listed in listings[:SAMPLES]]
 
+
+def test_listings_mostly_empty_are_charged_from_the_ones_that_are_not() -> None:
+    """A table of many empty partitions: the samples are taken among the listings that hold files, so a folder of
+    200 files among 500 empty ones is not charged as if its files weighed nothing."""
+    listings = [_listing(folder, 200 if folder % 25 == 0 else 0) for folder in range(500)]
+    sizes = collection_sizes(listings)
+    for listed, size in zip(listings, sizes):
+        assert size == pytest.approx(deep_size(listed), rel=0.1), len(listed)

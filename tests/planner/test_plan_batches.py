@@ -216,4 +216,3 @@ def test_the_collector_is_paused_while_partitions_are_fetched_and_running_when_s
         assert gc.isenabled()
     finally:
         session.manager.close()
-
