@@ -103,7 +103,7 @@ class Rig:
             make_tables(client, self.second.warehouse, OTHER_DATABASE, 3)
         home = scratch / "home"
         home.mkdir()
-        definitions = open_definitions(home, None)  # the manager as ``serve`` makes it (service/main.py, service/state.py)
+        definitions = open_definitions(home, None)  # the manager as ``serve`` makes it (service/serving.py, service/state.py)
         self.manager = CatalogManager(definitions, shared=SharedState(definitions))
         self.manager.events = EventFollowing.SERVE
         self.manager.create("hive", {"type": "hms", "hive.metastore.uris": self.primary.uri})

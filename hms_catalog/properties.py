@@ -117,9 +117,12 @@ PARTITION_CACHE_TTL_DEFAULT = 28800
 FILE_META_CACHE_TTL = "file.meta.cache.ttl-second"
 FILE_META_CACHE_TTL_DEFAULT = 28800
 SCHEMA_CACHE_CAPACITY = "schema.cache.capacity"
-SCHEMA_CACHE_CAPACITY_DEFAULT = 10000
+# Tables (and name lists) a catalog keeps, and the tables whose partition names it keeps: sized so the memory budget
+# binds first, not the count. Doris keeps 10,000, which left nine tenths of a 100,000-table catalog cold under any
+# budget; those 100,000 tables warm added 731 MiB of resident memory (1.1 GiB as the budget counts them).
+SCHEMA_CACHE_CAPACITY_DEFAULT = 100000
 PARTITION_VALUES_CACHE_CAPACITY = "partition.values.cache.capacity"
-PARTITION_VALUES_CACHE_CAPACITY_DEFAULT = 10000
+PARTITION_VALUES_CACHE_CAPACITY_DEFAULT = 100000
 PARTITION_CACHE_CAPACITY = "partition.cache.capacity"
 PARTITION_CACHE_CAPACITY_DEFAULT = 100000
 FILE_META_CACHE_CAPACITY = "file.meta.cache.capacity"

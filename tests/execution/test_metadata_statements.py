@@ -84,7 +84,7 @@ def test_show_cache_and_schema_cache_report_what_is_held(session: Session, mixed
                             "iceberg_metadata", "iceberg_manifests", "iceberg_plans"]
     schema = caches["schema"]
     assert (schema["Entries"], schema["Hits"], schema["Misses"], schema["Loads"]) == (1, 1, 1, 1)
-    assert (schema["Capacity"], schema["TtlSeconds"]) == (10000, 86400) and schema["AvgLoadMs"] > 0
+    assert (schema["Capacity"], schema["TtlSeconds"]) == (100000, 86400) and schema["AvgLoadMs"] > 0
     assert schema["Bytes"] > 0 and schema["MemoryEvictions"] == 0 and caches["partitions"]["Bytes"] == 0
     assert shown.message.startswith("cache memory: ") and shown.message.endswith("of a budget of 1.0 GiB")
     entries = session.run_one("SHOW SCHEMA CACHE FROM hive").as_dicts()
