@@ -23,9 +23,11 @@ home follows for it).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from enum import Enum
 
 from hms_catalog.cache import CatalogCaches
@@ -47,6 +49,9 @@ from hms_catalog.store import CatalogDefinition, DefinitionStore
 from hms_catalog.write.jobs import WriteJobs
 
 _log = logging.getLogger(__name__)
+
+# The store's heads of each catalog one statement has read (see CatalogManager.statement); None outside a statement.
+_STATEMENT_HEADS: ContextVar[dict[str, tuple[int, int]] | None] = ContextVar("hms_catalog_statement_heads", default=None)
 
 __all__ = ["CatalogManager", "ClientFactory", "EventFollowing", "pooled_client"]
 
@@ -110,12 +115,33 @@ class CatalogManager:
         checked = self._checked.get(name.lower())
         if checked is not None and self.shared is not None and isinstance(checked[0].versions, SharedCatalogVersions):
             live, versions = checked[0], checked[0].versions
-            generation, current = self.shared.journal.heads(versions.catalog_id)
+            read = _STATEMENT_HEADS.get()
+            heads = read.get(versions.catalog_id) if read is not None else None
+            if heads is None:
+                heads = self.shared.journal.heads(versions.catalog_id)
+                if read is not None:
+                    read[versions.catalog_id] = heads
+            generation, current = heads
             if checked[1] == generation:
                 if current > versions.current or versions.pending():
                     versions.flush()  # what other processes changed, before this statement reads
                 return live
         return self._checked_catalog(name)
+
+    @contextlib.contextmanager
+    def statement(self) -> Iterator[None]:
+        """One statement, or one call of a front end: within it, :meth:`catalog` reads each catalog's heads from the
+        shared store once, however many times the call looks the catalog up (a thrift get_all_databases did three
+        times, each read most of the call's time). What another replica logs after that read is seen by the next
+        statement, as it would be had the statement begun a moment earlier. Nested statements share the outer one's."""
+        if _STATEMENT_HEADS.get() is not None:
+            yield
+            return
+        token = _STATEMENT_HEADS.set({})
+        try:
+            yield
+        finally:
+            _STATEMENT_HEADS.reset(token)
 
     def _checked_catalog(self, name: str) -> ExternalCatalog:
         with self._lock:

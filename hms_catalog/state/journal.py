@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, RowMapping, delete, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from hms_catalog.cache.shared_versions import PendingChange
@@ -25,6 +25,10 @@ from hms_catalog.state.schema import CHANGES, COUNTERS, DEFINITIONS_GENERATION, 
 __all__ = ["ChangeJournal", "EventPosition"]
 
 _PRUNE_EVERY = 64  # delete entries past the bound once in this many versions, not on every append
+# The query :meth:`ChangeJournal.heads` runs before every statement, made once: building it anew each time (the
+# IN, its coercions) took a sixth of a warm thrift get_all_databases.
+_HEADS = select(COUNTERS.c.catalog_id, COUNTERS.c.current).where(
+    COUNTERS.c.catalog_id.in_(bindparam("catalogs", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,7 @@ class ChangeJournal:
         """The definitions' generation and the catalog's newest version, in one indexed read: all a process
         holding the catalog live asks the store before each statement when nothing has changed."""
         with self.database.reading() as connection:
-            rows = connection.execute(select(COUNTERS.c.catalog_id, COUNTERS.c.current).where(
-                COUNTERS.c.catalog_id.in_((DEFINITIONS_GENERATION, catalog_id)))).all()
+            rows = connection.execute(_HEADS, {"catalogs": [DEFINITIONS_GENERATION, catalog_id]}).all()
         found = {row.catalog_id: int(row.current) for row in rows}
         return found.get(DEFINITIONS_GENERATION, 0), found.get(catalog_id, 0)
 

@@ -93,6 +93,10 @@ class _Processor(ThriftHiveMetastore.Processor):
         self._endpoint = handler.endpoint
 
     def process(self, iprot: Any, oprot: Any) -> bool:
+        with self._endpoint.manager.statement():  # each catalog's heads read once for the call
+            return self._process(iprot, oprot)
+
+    def _process(self, iprot: Any, oprot: Any) -> bool:
         name, kind, seqid = iprot.readMessageBegin()
         known = self._processMap.get(name)
         if known is not None:

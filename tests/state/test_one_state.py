@@ -44,6 +44,43 @@ def test_a_live_catalog_costs_one_indexed_read_per_statement(tmp_path: Path, dat
     manager.close()
 
 
+def test_one_statement_reads_each_catalogs_heads_once_and_the_next_statement_sees_what_came_after(
+        tmp_path: Path, database: StoreDatabase) -> None:
+    """Within :meth:`CatalogManager.statement` (one thrift call), however many lookups read the store once; a
+    change another process logs meanwhile is absorbed by the next statement."""
+    here, there = _manager(tmp_path / "here", database), _manager(tmp_path / "there", database)
+    here.create("c", UNREACHED)
+    catalog = here.catalog("c")
+    absorbed: list[str] = []
+    catalog.versions.listen(lambda changes: absorbed.extend(str(change.object) for change in changes))  # type: ignore[attr-defined]
+    sent: list[str] = []
+    engine = database.location.engine()
+
+    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().startswith("SELECT catalog_counters.catalog_id, catalog_counters.current"):
+            sent.append(statement)  # the heads' read
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        with here.statement():
+            for _ in range(3):
+                assert here.catalog("c") is catalog
+            with here.statement():  # a nested statement shares the outer one's reads
+                assert here.catalog("c") is catalog
+            assert len(sent) == 1, sent
+            there.catalog("c").versions.record(ChangeKind.ADDED, CatalogObject.for_table("db", "t"), ChangeSource.DDL)
+            before = len(sent)
+            assert here.catalog("c") is catalog
+            assert len(sent) == before and absorbed == []  # the statement's read stands: logged after it, not yet
+        with here.statement():
+            assert here.catalog("c") is catalog
+        assert absorbed == ["table db.t"]
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    here.close()
+    there.close()
+
+
 def test_another_process_changes_reach_this_one_at_its_next_statement(tmp_path: Path, database: StoreDatabase) -> None:
     here, there = _manager(tmp_path / "here", database), _manager(tmp_path / "there", database)
     here.create("c", UNREACHED)
