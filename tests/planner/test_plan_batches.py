@@ -69,6 +69,14 @@ class _Watched:
         return answered
 
 
+def _catalog_table(session: Session, database: str) -> tuple[Any, Any]:
+    """The catalog ``hive`` and its table ``database.t``, the table's definition loaded: the calls after are the plan's."""
+    catalog = session.manager.catalog("hive")
+    table = catalog.table(database, "t")
+    _ = table.metadata
+    return catalog, table
+
+
 def _uncached(home: Path, uri: str, **properties: str) -> Session:
     """Partition objects are not kept by the catalog's cache either: every one alive is the plan's."""
     return open_catalog(home, uri, **{"partition.cache.ttl-second": "0", **properties})
@@ -78,9 +86,7 @@ def test_a_plan_holds_one_batch_of_partition_objects_at_a_time(many: str, home: 
     session = _uncached(home, metastore_uri, **{"planner.partition.batch": str(BATCH)})
     whole = _uncached(home / "whole", metastore_uri)
     try:
-        catalog = session.manager.catalog("hive")
-        table = catalog.table(many, "t")
-        _ = table.metadata
+        catalog, table = _catalog_table(session, many)
         watched = _Watched(catalog.client)
         catalog.client = watched
         stream = plan_table_stream(catalog, table)  # no predicate: every name, then the objects batch by batch
@@ -134,9 +140,7 @@ def test_too_many_partitions_are_refused_before_more_objects_than_the_bound(many
                                                                             kept: int) -> None:
     session = _uncached(home, metastore_uri, max_partitions_per_scan="4")
     try:
-        catalog = session.manager.catalog("hive")
-        table = catalog.table(many, "t")
-        _ = table.metadata
+        catalog, table = _catalog_table(session, many)
         before = catalog.metrics()
         with pytest.raises(PlanningError, match=f"would read {kept} partitions, more than max_partitions_per_scan=4"):
             plan_table_stream(catalog, table, where)
@@ -151,9 +155,7 @@ def test_a_filter_counting_more_than_the_bound_is_planned_when_fewer_are_kept(ma
     """The filter's answer is of a superset (``NOT`` is not pushed): over the bound, the exact count on names decides."""
     session = _uncached(home, metastore_uri, max_partitions_per_scan="4")
     try:
-        catalog = session.manager.catalog("hive")
-        table = catalog.table(many, "t")
-        _ = table.metadata
+        catalog, table = _catalog_table(session, many)
         plan = plan_table(catalog, table, "n >= 10 AND NOT (s <> 's1')")
         assert sorted(str(dict(split.partition_values)["n"]) for split in plan.splits[::2]) == ["11", "21", "31", "41"]
         assert plan.summary.metastore_calls == {"get_partitions_by_filter": 1, "get_partition_names": 1,
@@ -204,9 +206,7 @@ def test_the_collector_is_paused_while_partitions_are_fetched_and_running_when_s
     lasts into the caller's code: the consumer of the stream runs with the collector on."""
     session = _uncached(home, metastore_uri, **{"planner.partition.batch": str(BATCH)})
     try:
-        catalog = session.manager.catalog("hive")
-        table = catalog.table(many, "t")
-        _ = table.metadata
+        catalog, table = _catalog_table(session, many)
         noted = _CollectorNoted(catalog.client)
         catalog.client = noted
         assert gc.isenabled()
