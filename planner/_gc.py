@@ -38,6 +38,13 @@ class _CollectorPauses:
         self._max_pause = max_pause
         self._reset()
 
+    def _after_fork(self) -> None:
+        """In a forked child none of the parent's pauses goes on (their threads are not there to end them): the
+        collector is put back as it was before them, and the lock and the watchdog are new."""
+        if self._depth > 0 and self._was_enabled:
+            gc.enable()
+        self._reset()
+
     def _reset(self) -> None:
         """A fresh state: at construction, and in a forked child, where the lock may have been held by a thread
         that does not exist there and the watchdog thread is gone."""
@@ -90,7 +97,7 @@ class _CollectorPauses:
 
 
 _PAUSES = _CollectorPauses()
-os.register_at_fork(after_in_child=_PAUSES._reset)
+os.register_at_fork(after_in_child=_PAUSES._after_fork)
 
 
 def paused_gc() -> contextlib.AbstractContextManager[None]:

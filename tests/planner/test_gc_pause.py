@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 
@@ -52,6 +53,21 @@ def test_a_pause_longer_than_the_bound_has_the_watchdog_collect_while_the_collec
         assert len(collections) == seen
     finally:
         gc.callbacks.remove(noted)
+
+
+def test_a_child_forked_during_a_pause_has_its_collector_on_and_can_pause_again() -> None:
+    """The parent's pause never ends in the child (its thread is not there): the child starts with the collector
+    as it was before the pause, and its own pauses work."""
+    with paused_gc():
+        child = os.fork()
+        if child == 0:  # the child: report through the exit code only
+            ok = gc.isenabled()
+            with paused_gc():
+                ok = ok and not gc.isenabled()
+            os._exit(0 if ok and gc.isenabled() else 1)
+        _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert gc.isenabled()
 
 
 def test_text_escapes_nulls_and_nesting_follow_lazy_simple_serde() -> None:
