@@ -108,8 +108,9 @@ def _splits(ctx: PlanningContext, plan: FormatPlan, choice: PartitionChoice | No
     absent_example = None
     remaining = iter(batches)
     while True:
-        # Each batch's partitions fetched, listed and cut with the collector paused (see planner._gc); its
-        # splits are handed on after the pause, so the stream's consumer never runs inside one.
+        # Each batch's partitions fetched (by next(), which runs partition_batches), listed and cut with the collector
+        # paused (see planner._gc); its splits are handed on after the pause, so the stream's consumer never runs
+        # inside one.
         with paused_gc():
             targets = next(remaining, None)
             if targets is None:

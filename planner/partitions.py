@@ -46,7 +46,6 @@ from hms_catalog.client.partition_specs import PLANNING_FIELDS
 from hms_catalog.errors import MetastoreError, MetastoreUnavailableError, PlanningError
 from hms_catalog.formats.partition_values import DEFAULT_PARTITION, make_partition_name, parse_partition_name
 from hms_catalog.properties import MAX_PARTITIONS_PER_SCAN
-from planner._gc import paused_gc
 from planner.predicates import STRING, MetastoreFilter, PartitionPredicate, keys_in_order
 
 __all__ = [
@@ -299,18 +298,17 @@ def partition_batches(choice: PartitionChoice, batch_size: int, parallelism: int
     for start in range(0, len(choice.kept), batch_size):
         batch = choice.kept[start : start + batch_size]
         started = time.perf_counter()
-        with paused_gc():  # a batch of partition objects decoded, cached and turned into targets: see planner._gc
-            found = {name: objects.pop(name) for name in batch if name in objects}
-            missing = [name for name in batch if name not in found]
-            if missing:
-                found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
-            selected = []
-            for name in batch:
-                partition = found.get(name)
-                if partition is None:
-                    choice.notes.append(f"partition {name} vanished while planning")
-                    continue
-                selected.append(_selected(name, parse_partition_name(name), partition))
+        found = {name: objects.pop(name) for name in batch if name in objects}
+        missing = [name for name in batch if name not in found]
+        if missing:
+            found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
+        selected = []
+        for name in batch:
+            partition = found.get(name)
+            if partition is None:
+                choice.notes.append(f"partition {name} vanished while planning")
+                continue
+            selected.append(_selected(name, parse_partition_name(name), partition))
         choice.seconds += time.perf_counter() - started
         del found
         yield selected
