@@ -141,7 +141,6 @@ class CatalogVersions:
         self._forgotten = 0  # the newest version dropped from the change log
         self._cuts: OrderedDict[CatalogObject, int] = OrderedDict()  # drop/invalidation versions
         self._cut_floor = 0  # the newest cut forgotten to bound the delete log
-        self._newest_cut = 0  # a load whose ticket is at least this one saw no cut at all
         self._fingerprints: OrderedDict[CatalogObject, Hashable] = OrderedDict()
         self._fingerprint_capacity = fingerprints
 
@@ -185,7 +184,9 @@ class CatalogVersions:
         """Whether a load of ``obj`` that began at ``ticket`` must not be stored (Impala's
         wasObjectRemovedAfter): something on its line was dropped or invalidated after the ticket."""
         with self._lock:
-            if ticket >= self._newest_cut:  # the usual answer, found without building the object's lineage
+            # The usual answer, found without building the object's lineage: no cut at all since the ticket. Every cut
+            # moves to the end of _cuts with the newest version, so the last one is the newest cut there has been.
+            if not self._cuts or ticket >= next(reversed(self._cuts.values())):
                 return False
             if ticket < self._cut_floor:
                 return True
@@ -292,7 +293,6 @@ class CatalogVersions:
             # Everything is spoiled: older cuts say nothing more, and keeping them would only cost memory.
             self._cut_floor = max(self._cut_floor, max(self._cuts.values(), default=0))
             self._cuts.clear()
-        self._newest_cut = max(self._newest_cut, version)
         self._cuts[obj] = version
         self._cuts.move_to_end(obj)
         while len(self._cuts) > self.capacity:
