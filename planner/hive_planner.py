@@ -3,9 +3,9 @@
 The names of the partitions a scan reads are settled first (and a scan of too many refused, before any
 partition object is asked for: :func:`~planner.partitions.choose_partitions`). The splits then come as an
 iterator: each batch of partitions (the catalog's ``planner.partition.batch``) is fetched, its locations
-listed and its files cut, and its objects dropped before the next batch is asked for, so a scan of half a
-million partitions never holds more than a batch of them (the plan's summary is complete once the splits
-are consumed; see :class:`~planner.context.FormatPlan`).
+listed and its files cut, the next batch fetched meanwhile, and its objects dropped once the next batch is
+taken, so a scan of half a million partitions never holds more than two batches of them (the plan's summary
+is complete once the splits are consumed; see :class:`~planner.context.FormatPlan`).
 """
 
 from __future__ import annotations

@@ -6,6 +6,14 @@ The routes, first that applies:
 - String keys pinned by ``col = 'v'`` from the first key on (a prefix of the keys): one
   get_partition_names_ps, then the objects. The metastore matches that spec against its index on
   partition names: measured on 120,000 partitions, 2 calls in 0.02 s where one filter takes 0.06 s.
+- Every conjunct on partition keys pins string keys, leading or not, to plain values (``col = 'v'``,
+  ``col IN (...)``): one get_partition_names_ps per combination of the values, '' (any) for the keys left
+  free, at most :data:`PARTIAL_SPECS_LIMIT`; then the objects. The metastore matches the spec against the
+  table's partition names alone, where a filter on a key after the first joins every partition's key values:
+  10,000 of a million partitions on PostgreSQL in 0.15-0.34 s for the names against 1.9-2.2 s for the
+  filter's answer, and the objects by names cost what the filter's did (so the planner's batches come a batch
+  at a time, listed as the next is fetched, not in one answer). A range or an OR beside them leaves this route
+  to the filter, which narrows by all of it in one call.
 - Any other predicate the metastore's filter grammar can express (ranges, IN and equality on string,
   integral and date keys, see :meth:`PartitionPredicate.metastore_filter`): one get_partitions_by_filter, which
   answers the objects too, asked for at most one more than :data:`FILTER_OBJECTS_LIMIT` (or than
@@ -26,16 +34,19 @@ dropped. (Counting first, with get_num_partitions_by_filter, runs the filter's q
 
 The predicate is always evaluated locally on the names as well, so what the metastore returns only has to
 be a superset. :func:`choose_partitions` settles the names (all of them may be held: a name is a short
-string) and refuses too many; :func:`partition_batches` then hands the objects on a batch at a time, so a
-scan never holds more than a batch of them: those missing from the partition cache are asked by names in
-calls of :data:`PARTITION_BATCH_SIZE`, in parallel, with the projection planning needs (``PLANNING_FIELDS``;
-a metastore without projections answers whole partitions).
+string) and refuses too many; :func:`partition_batches` then hands the objects on a batch at a time, the next
+batch asked for while the current one is used, so a scan never holds more than two batches of them: those
+missing from the partition cache are asked by names in calls of :data:`PARTITION_BATCH_SIZE`, in parallel,
+with the projection planning needs (``PLANNING_FIELDS``; a metastore without projections answers whole
+partitions).
 """
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hms_catalog.cache import CatalogCaches
@@ -62,6 +73,9 @@ PARTITION_BATCH_SIZE = 1000
 # key: 30,000 partitions, about 200 MB in one answer; half a million in one answer took 2 GB), and below the
 # 32,767 that Hive's get_partitions_by_filter (an i16 max_parts) can be asked for.
 FILTER_OBJECTS_LIMIT = 32_000
+# The most partial specs one scan asks names for (one call each): ``a IN (3 values) AND b IN (2 values)`` is 6.
+# Past it, one filter answers.
+PARTIAL_SPECS_LIMIT = 8
 
 
 @dataclass(frozen=True)
@@ -129,11 +143,10 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
         return _all_names(table)
     spec = keys_in_order(table.keys, predicate.equalities())
     if spec and "" not in spec:
-        names = table.caches.partition_values.get(
-            table.key("ps:" + "\x00".join(spec)),
-            lambda: tuple(table.client.get_partition_names_ps(table.database, table.name, spec)))
-        table.notes.append(f"metastore narrowed by partial spec {spec}")
-        return _Candidates(names, None)
+        return _by_specs(table, [spec])
+    specs = predicate.partial_specs(table.keys, PARTIAL_SPECS_LIMIT)
+    if specs is not None:
+        return _by_specs(table, specs)
     if not objects:
         return _all_names(table)
     refusals = table.caches.filter_refusals
@@ -155,6 +168,20 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
         table.notes.append(f"metastore narrowed by filter {metastore_filter.expression}")
         return found
     return _all_names(table)
+
+
+def _by_specs(table: _Table, specs: list[list[str]]) -> _Candidates:
+    """The names each partial spec matches (specs naming different values of a key match different partitions),
+    one get_partition_names_ps each unless cached."""
+    def matching(spec: list[str]) -> tuple[str, ...]:
+        return table.caches.partition_values.get(
+            table.key("ps:" + "\x00".join(spec)),
+            lambda: tuple(table.client.get_partition_names_ps(table.database, table.name, spec)))
+
+    names = [name for spec in specs for name in matching(spec)]
+    shown = ", ".join(str(spec) for spec in specs)
+    table.notes.append(f"metastore narrowed by partial spec{'s' if len(specs) > 1 else ''} {shown}")
+    return _Candidates(names, None)
 
 
 def _blamed(refused: MetastoreFilter) -> frozenset[str]:
@@ -291,27 +318,74 @@ def choose_partitions(
 
 def partition_batches(choice: PartitionChoice, batch_size: int, parallelism: int = 1) -> Iterator[list[SelectedPartition]]:
     """The chosen partitions with their locations and parameters, ``batch_size`` at a time, in the order of
-    the names: what a batch needs and the cache lacks is asked then (in calls of :data:`PARTITION_BATCH_SIZE`,
-    in parallel), and nothing of a batch is kept once the next is asked for. A partition dropped since its
-    name was read is left out, with a note."""
-    objects = choice.objects
-    for start in range(0, len(choice.kept), batch_size):
-        batch = choice.kept[start : start + batch_size]
-        started = time.perf_counter()
+    the names. What a batch needs and the cache lacks is asked (in calls of :data:`PARTITION_BATCH_SIZE`, in
+    parallel) while the batch before it is used: the caller lists one batch's directories as the next one's
+    objects come, and holds at most those two batches. A partition dropped since its name was read is left
+    out, with a note."""
+    names = choice.kept
+    with _Ahead(choice, parallelism) as ahead:
+        pending = ahead.ask(names[:batch_size])
+        for start in range(0, len(names), batch_size):
+            found = ahead.wait(pending)
+            pending = ahead.ask(names[start + batch_size : start + 2 * batch_size])
+            selected = []
+            for name in names[start : start + batch_size]:
+                partition = found.get(name)
+                if partition is None:
+                    choice.notes.append(f"partition {name} vanished while planning")
+                    continue
+                selected.append(_selected(name, parse_partition_name(name), partition))
+            del found
+            yield selected
+
+
+@dataclass
+class _Asked:
+    """A batch's objects: those at hand (the filter's answer, the cache), and the call for the rest."""
+
+    found: dict[str, ttypes.Partition]
+    rest: Future[tuple[dict[str, ttypes.Partition], float]] | None
+
+
+class _Ahead:
+    """The calls for the next batch, on a thread of their own while the caller uses the current batch (in the
+    caller's context: a pool's refusal holds for them too). Leaving waits for a call under way and drops
+    what it brought: a plan closed early never leaves a call behind it."""
+
+    def __init__(self, choice: PartitionChoice, parallelism: int) -> None:
+        self._choice = choice
+        self._parallelism = parallelism
+        self._thread: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True, cancel_futures=True)
+
+    def ask(self, batch: Sequence[str]) -> _Asked:
+        objects = self._choice.objects
         found = {name: objects.pop(name) for name in batch if name in objects}
         missing = [name for name in batch if name not in found]
-        if missing:
-            found.update(_fetch(choice.scope, missing, parallelism, keep=choice.cached))
-        selected = []
-        for name in batch:
-            partition = found.get(name)
-            if partition is None:
-                choice.notes.append(f"partition {name} vanished while planning")
-                continue
-            selected.append(_selected(name, parse_partition_name(name), partition))
-        choice.seconds += time.perf_counter() - started
-        del found
-        yield selected
+        if not missing:
+            return _Asked(found, None)
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="partitions-ahead")
+        return _Asked(found, self._thread.submit(contextvars.copy_context().run, self._fetch, missing))
+
+    def wait(self, asked: _Asked) -> dict[str, ttypes.Partition]:
+        """The batch's objects; the time its calls took is added to the choice's (its metastore time)."""
+        if asked.rest is not None:
+            fetched, seconds = asked.rest.result()
+            asked.found.update(fetched)
+            self._choice.seconds += seconds
+        return asked.found
+
+    def _fetch(self, missing: list[str]) -> tuple[dict[str, ttypes.Partition], float]:
+        started = time.perf_counter()
+        fetched = _fetch(self._choice.scope, missing, self._parallelism, keep=self._choice.cached)
+        return fetched, time.perf_counter() - started
 
 
 def select_partitions(

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
 
 from hms_catalog.formats.partition_values import is_string_type, typed_value
 from hms_catalog.sql.expressions import (
@@ -185,6 +186,55 @@ class PartitionPredicate:
                 # the metastore matches partial specs as regular expressions: plain values only
                 pinned.setdefault(pair[1], pair[2])
         return pinned
+
+    def partial_specs(self, keys: Sequence[str], limit: int) -> list[list[str]] | None:
+        """Partial partition specs for get_partition_names_ps ('' for any value) naming, together, every partition
+        the predicate may match: when each top-level conjunct on partition columns pins a string key to plain
+        values (``col = 'v'``, ``col IN ('v', 'w')``), one spec per combination of the pinned values. None when a
+        conjunct on partition columns is anything else (a filter expresses it in one call) or when more than
+        ``limit`` specs would be needed; an empty list when the conjuncts contradict each other."""
+        pinned: dict[str, set[str]] = {}
+        for part in conjuncts(self.expression):
+            values = self._pinned(part)
+            if values is None:
+                if PartitionPredicate(part, self.partition_types).touches_partitions:
+                    return None
+                continue
+            column, found = values
+            pinned[column] = pinned[column] & found if column in pinned else found
+        if not pinned:
+            return None
+        choices = [sorted(pinned[key.lower()]) if key.lower() in pinned else [""] for key in keys]
+        count = 1
+        for choice in choices:
+            count *= len(choice)
+        if count > limit:
+            return None
+        specs: list[list[str]] = [[]]
+        for choice in choices:
+            specs = [[*spec, value] for spec in specs for value in choice]
+        for spec in specs:
+            while spec and spec[-1] == "":
+                spec.pop()
+        return specs
+
+    def _pinned(self, node: Expression) -> tuple[str, set[str]] | None:
+        """(column, values) of ``col = 'v'`` or ``col IN ('v', ...)`` on a string partition key, with values the
+        metastore can match as they are (not empty, which a spec reads as any, and no regular expression
+        characters)."""
+        column: str | None = None
+        values: list[object] = []
+        pair = _column_literal(node)
+        if pair is not None and pair[0] == "=":
+            column, values = pair[1], [pair[2]]
+        elif (isinstance(node, InList) and not node.negated and isinstance(node.operand, ColumnRef)
+              and all(isinstance(value, Literal) for value in node.values)):
+            column, values = node.operand.name.lower(), [cast(Literal, value).value for value in node.values]
+        if column is None or not is_string_type(self.partition_types.get(column)):
+            return None
+        if not all(isinstance(value, str) and value and not _REGEX_CHARS.intersection(value) for value in values):
+            return None
+        return column, {cast(str, value) for value in values}
 
     def metastore_filter(self, refused: frozenset[str] = frozenset()) -> MetastoreFilter | None:
         """A get_partitions_by_filter expression covering what it can (a superset of the answer), leaving

@@ -41,6 +41,10 @@ PREDICATES = {
         "dt = '2024-01-02'",
         "dt = '2024-01-02' AND region = 'us'",
         "region = 'eu'",
+        "region IN ('us', 'apac')",
+        "dt IN ('2024-01-01', '2024-01-03') AND region = 'eu'",
+        "region = 'us' AND region = 'eu'",
+        "region = 'us' AND amount > 5",
         "dt > '2024-01-02'",
         "dt <> '2024-01-01' AND region IN ('us', 'apac')",
         "dt NOT IN ('2024-01-01', '2024-01-04')",
@@ -93,9 +97,29 @@ def test_equality_on_leading_string_keys_asks_the_metastore_for_names_by_partial
     assert cold.summary.partitions_scanned == 3
 
 
+@pytest.mark.parametrize(("where", "specs", "scanned"), [
+    ("region = 'us'", ["['', 'us']"], 4),  # the second key: '' matches any value of the first
+    ("dt IN ('2024-01-01', '2024-01-03')", ["['2024-01-01']", "['2024-01-03']"], 6),
+    ("dt IN ('2024-01-01', '2024-01-03') AND region IN ('eu', 'us') AND amount > 5",
+     ["['2024-01-01', 'eu']", "['2024-01-01', 'us']", "['2024-01-03', 'eu']", "['2024-01-03', 'us']"], 4),
+])
+def test_equalities_and_in_lists_on_any_string_keys_ask_names_by_partial_specs(spark_tables: str, session: Session, where: str,
+                                                                              specs: list[str], scanned: int) -> None:
+    """Each spec is one get_partition_names_ps (a scan of the table's partition names in the metastore, where a filter on a
+    key after the first joins every partition's values); the objects come by names."""
+    catalog = session.manager.catalog("hive")
+    table = catalog.table(spark_tables, "sales")
+    _ = table.metadata
+    plan = plan_table(catalog, table, where)
+    assert plan.summary.metastore_calls == {"get_partition_names_ps": len(specs), "get_partitions_by_names": 1}
+    assert any(note.startswith("metastore narrowed by partial spec") and note.endswith(", ".join(specs))
+               for note in plan.summary.notes), plan.summary.notes
+    assert plan.summary.partitions_scanned == scanned
+
+
 @pytest.mark.parametrize("where", [
-    "region = 'us'",  # the second key: no partial spec reaches it cheaply
-    "dt IN ('2024-01-01', '2024-01-03')",
+    "dt IN ('2024-01-01', '2024-01-02', '2024-01-03') AND region IN ('eu', 'us', 'apac')",  # 9 specs: past the limit
+    "region = 'us' AND dt > '2024-01-01'",  # a range beside the equality: the filter narrows by both in one call
     "dt > '2024-01-02'",
     "dt BETWEEN '2024-01-02' AND '2024-01-03' AND region <> 'eu'",
     "dt = '2024-01-01' OR region = 'apac'",

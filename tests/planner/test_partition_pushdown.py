@@ -36,6 +36,7 @@ KEYS = (("s", "string"), ("n", "int"), ("d", "date"))
 STRINGS = ["a", "B", "b", "a b", "é", "c'd"]
 NUMBERS = ["-3", "0", "2", "10", "100"]
 DATES = ["2023-12-31", "2024-01-01", "2024-01-02", "2024-02-29"]
+LATER_KEYS = (("n", "int"), ("s", "string"))
 UNCACHED = {"partition.cache.ttl-second": "0"}  # every plan asks the metastore for its partitions
 
 
@@ -58,12 +59,14 @@ def register(admin: Admin, database: str, table: str, rows: Sequence[Sequence[st
 
 @pytest.fixture(scope="module")
 def pushdown_db(admin: Admin) -> Iterator[str]:
-    """``typed`` (s string, n int, d date: every combination, NULLs too), ``ints`` (ti tinyint, si smallint,
+    """``typed`` (s string, n int, d date: every combination, NULLs too), ``later`` (n int, s string), ``ints`` (ti tinyint, si smallint,
     b bigint), ``bad`` (s string, n int with one value that is not a number), ``many`` (1,001 partitions)."""
     database = "pushdown"
     admin.create_database(database)
     admin.create_table(database, "typed", [("x", "int")], partition_keys=KEYS)
     register(admin, database, "typed", list(itertools.product([*STRINGS, None], [*NUMBERS, None], [*DATES, None])))
+    admin.create_table(database, "later", [("x", "int")], partition_keys=LATER_KEYS)
+    register(admin, database, "later", list(itertools.product([*NUMBERS, None], [*STRINGS, None])))
     admin.create_table(database, "ints", [("x", "int")], partition_keys=[("ti", "tinyint"), ("si", "smallint"), ("b", "bigint")])
     register(admin, database, "ints", [["1", "300", "10000000000"], ["-2", "-300", "-1"], ["5", "7", "5000000000"]])
     admin.create_table(database, "bad", [("x", "int")], partition_keys=[("s", "string"), ("n", "int")])
@@ -107,7 +110,6 @@ def locally(names: Sequence[str], where: str, keys: Sequence[tuple[str, str]]) -
 @pytest.mark.parametrize("where", [
     "s >= 'b' AND s < 'é'",
     "s BETWEEN 'B' AND 'a b'",
-    "s IN ('a', 'c''d')",
     "n > 2",
     "n BETWEEN -3 AND 10",
     "n IN (0, 100) AND s <> 'a'",
@@ -124,6 +126,21 @@ def test_ranges_and_in_are_one_filter_call_with_the_local_answer(pushdown_db: st
     assert result.summary.metastore_calls == {"get_partitions_by_filter": 1}
     assert chosen(result) == locally(all_names(uncached, pushdown_db, "typed"), where, KEYS)
     assert uncached.manager.catalog("hive").caches.filter_refusals.snapshot() == {}
+
+
+@pytest.mark.parametrize(("table", "where", "specs"), [
+    ("typed", "s IN ('a', 'c''d')", 2),
+    ("later", "s = 'a b'", 1),  # a key after the first: the spec leaves n free
+    ("later", "s IN ('B', 'é', 'c''d')", 3),
+    ("later", "s = 'b' AND x > 1", 1),
+])
+def test_string_equalities_and_in_lists_ask_names_by_partial_specs(pushdown_db: str, uncached: Session, table: str, where: str,
+                                                                   specs: int) -> None:
+    result = plan(uncached, pushdown_db, table, where)
+    assert result.summary.metastore_calls == {"get_partition_names_ps": specs, "get_partitions_by_names": 1}
+    keys = KEYS if table == "typed" else LATER_KEYS
+    assert chosen(result) == locally(all_names(uncached, pushdown_db, table), where, keys)
+    assert chosen(result)
 
 
 @pytest.mark.parametrize(("where", "expected"), [

@@ -4,6 +4,10 @@ test_partition_pushdown.py."""
 
 from __future__ import annotations
 
+import contextvars
+import threading
+from collections.abc import Iterator, Sequence
+
 import pytest
 
 from hms_catalog.cache import CatalogCaches
@@ -11,7 +15,7 @@ from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.properties import CacheConfig
 from hms_catalog.sql import parse_expression
 from hms_catalog.types import parse_hive_type
-from planner.partitions import PARTITION_BATCH_SIZE, select_partitions
+from planner.partitions import PARTITION_BATCH_SIZE, choose_partitions, partition_batches, select_partitions
 from planner.predicates import IN_LIST_AS_RANGE, PartitionPredicate, bind
 from tests.support import hms
 from tests.support.fake_metastore import FakeMetastore
@@ -124,6 +128,116 @@ def test_a_leading_key_equality_asks_names_by_partial_spec() -> None:
     fake.requests.clear()
     select(fake, uncached(), "n = 3")  # the second key: one filter call instead
     assert [m for m, _ in fake.requests] == ["get_partitions_by_filter"]
+
+
+TWO_STRING_KEYS = {"region": "string", "day": "string", "hr": "int"}
+
+
+@pytest.mark.parametrize(("where", "specs"), [
+    ("day = 'd1'", [["", "d1"]]),  # '' is any value: the first key is free
+    ("region = 'r'", [["r"]]),  # trailing wildcards are left out
+    ("region IN ('b', 'a')", [["a"], ["b"]]),
+    ("day IN ('x', 'y') AND region = 'r'", [["r", "x"], ["r", "y"]]),
+    ("day = 'x' AND other > 3", [["", "x"]]),  # a data column narrows nothing in the metastore
+    ("day = 'x' AND day IN ('x', 'y')", [["", "x"]]),
+    ("day = 'x' AND day = 'y'", []),  # nothing can match
+    ("day = 'x' AND hr = 3", None),  # an int key: a spec matches its text, which need not be how 3 is written
+    ("day = 'x' AND region > 'a'", None),  # a range beside it: one filter narrows by both
+    ("day = 'x' OR region = 'y'", None),
+    ("day NOT IN ('x')", None),
+    ("day = 'a.b'", None),  # the metastore matches specs as regular expressions
+    ("day = ''", None),  # '' in a spec means any value
+    ("day IN ('x', NULL)", None),
+    ("other = 'x'", None),
+    ("day IN ('1', '2', '3') AND region IN ('a', 'b', 'c')", None),  # 9 specs: past the limit of 8
+])
+def test_partial_specs_cover_equalities_and_in_lists_on_string_keys(where: str, specs: list[list[str]] | None) -> None:
+    keys = list(TWO_STRING_KEYS)
+    assert predicate(where, TWO_STRING_KEYS).partial_specs(keys, 8) == specs
+
+
+def test_a_later_string_key_equality_asks_names_by_a_wildcard_spec() -> None:
+    fake = fake_table(50, (("n", "int"), ("s", "string")))
+    assert select(fake, uncached(), "s = 's2'") == sorted(f"n={i}/s=s2" for i in range(2, 50, 7))
+    assert [m for m, _ in fake.requests] == ["get_partition_names_ps", "get_partitions_by_names"]
+    assert asked(fake, "get_partition_names_ps") == [("db", "t", ["", "s2"])]
+
+
+class _Watched(FakeMetastore):
+    """Tells when partitions are asked by names, holds each call until let go, and notes a context variable's value
+    in the calling thread."""
+
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = threading.Semaphore(0)
+        self.go = threading.Event()
+        self.contexts: list[str] = []
+        self.fail_on: str | None = None
+
+    def get_partitions_by_names(self, database: str, table: str, names: list[str], *,
+                                fields: Sequence[str] | None = None) -> list[ttypes.Partition]:
+        self.contexts.append(self.seen.get())
+        self.asked.release()
+        assert self.go.wait(10)
+        if self.fail_on in names:
+            raise RuntimeError(f"metastore broke on {self.fail_on}")
+        return super().get_partitions_by_names(database, table, names, fields=fields)
+
+
+def _watched(partitions: int) -> _Watched:
+    fake = _Watched()
+    fake.add_database("db")
+    fake.add_table(hms.table_struct("db", "t", [("x", "int")], "file:///w/t", partition_keys=(("n", "int"),)))
+    for index in range(partitions):
+        fake.add_partition("db", "t", [str(index)], f"file:///w/t/{index}")
+    return fake
+
+
+def _batches(fake: _Watched, batch: int) -> Iterator[list[str]]:
+    choice = choose_partitions(fake, uncached(), fake.get_table("db", "t"), None, max_partitions=10**6)
+    return ([p.name for p in selected] for selected in partition_batches(choice, batch))
+
+
+def test_the_next_batch_is_asked_for_while_the_caller_holds_this_one() -> None:
+    fake = _watched(30)
+    token = _Watched.seen.set("the caller's")
+    try:
+        batches = _batches(fake, 10)
+        fake.go.set()
+        first = next(batches)
+        assert first == [f"n={i}" for i in sorted(range(30), key=str)][:10]
+        # the caller has not asked for the second batch, and its call is already made
+        assert fake.asked.acquire(timeout=10) and fake.asked.acquire(timeout=10)
+        assert len(asked(fake, "get_partitions_by_names")) == 2
+        rest = list(batches)
+    finally:
+        _Watched.seen.reset(token)
+    assert [len(b) for b in rest] == [10, 10]
+    assert fake.contexts == ["the caller's"] * 3  # the calls ahead run in the caller's context
+
+
+def test_a_plan_closed_early_leaves_no_call_running() -> None:
+    fake = _watched(30)
+    batches = _batches(fake, 10)
+    fake.go.set()
+    next(batches)
+    assert fake.asked.acquire(timeout=10) and fake.asked.acquire(timeout=10)  # the second batch's call has begun
+    batches.close()  # waits for it: nothing of the plan runs on after it
+    assert not any(t.name.startswith("partitions-ahead") for t in threading.enumerate())
+    assert len(asked(fake, "get_partitions_by_names")) == 2  # the third batch is never asked for
+
+
+def test_a_failed_call_ahead_fails_its_own_batch() -> None:
+    fake = _watched(30)
+    fake.fail_on = "n=7"  # in the third batch (names in the metastore's order: n=0, n=1, n=10, ...)
+    fake.go.set()
+    batches = _batches(fake, 10)
+    assert len(next(batches)) == 10
+    assert len(next(batches)) == 10
+    with pytest.raises(RuntimeError, match="broke on n=7"):
+        next(batches)
 
 
 def test_a_refused_filter_falls_back_to_names_and_is_not_asked_again() -> None:
