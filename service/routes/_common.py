@@ -25,8 +25,19 @@ from service.sync_ddl import MAX_TIMEOUT, SYNC_DDL_TIMEOUT
 
 __all__ = ["Acting", "SyncRequest", "Who", "expected_version", "rest_statement", "run_ddl"]
 
-Who = Annotated[Principal, Depends(principal_of)]
-Acting = Annotated[Actor, Depends(actor_of)]  # the principal with its front end and address: what changes pass the gate as
+
+# The dependencies are coroutines: FastAPI runs a plain function's in the thread pool, one trip there and back for
+# each of them on every request, for what only reads the request's scope.
+async def _principal(request: Request) -> Principal:
+    return principal_of(request)
+
+
+async def _actor(request: Request) -> Actor:
+    return actor_of(request)
+
+
+Who = Annotated[Principal, Depends(_principal)]
+Acting = Annotated[Actor, Depends(_actor)]  # the principal with its front end and address: what changes pass the gate as
 
 
 @dataclass(frozen=True)
@@ -35,7 +46,7 @@ class SyncRequest:
     timeout: float | None = None
 
 
-def _sync_request(
+async def _sync_request(
     sync_ddl: Annotated[bool, Query(description="answer only once every live follower of the change feed has seen the change")] = False,
     sync_ddl_timeout: Annotated[float | None, Query(gt=0, le=MAX_TIMEOUT, description="seconds to wait for them (default 30)")] = None,
 ) -> SyncRequest:

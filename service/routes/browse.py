@@ -17,6 +17,7 @@ from planner.core import plan_table_stream
 from planner.plan_json import plan_json_pieces
 from service.bodies import PlanRequest
 from service.routes._common import Acting
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 from service.views import result_json
 
@@ -24,7 +25,7 @@ __all__ = ["router"]
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     @routes.get("/v1/catalogs/{catalog}/databases")
     def databases(catalog: str, who: Acting) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from hms_catalog.errors import AlreadyExistsError, ConfigurationError
 from service.access import Access
 from service.bodies import CatalogChange, NewCatalog
 from service.routes._common import Acting, expected_version, rest_statement
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 from service.views import definition_json, etag
 
@@ -22,7 +23,7 @@ _IF_MATCH = "a catalog version as its ETag gives it"
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
     manager = state.manager
 
     @contextlib.contextmanager

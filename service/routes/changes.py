@@ -19,6 +19,7 @@ from hms_catalog.errors import ConfigurationError
 from service.access import Access
 from service.bodies import RefreshRequest
 from service.routes._common import Acting
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 
 __all__ = ["MAX_WAIT_SECONDS", "router"]
@@ -28,7 +29,7 @@ _WAIT_SLICE = 0.5  # a long poll looks at other processes' REFRESHes and at shut
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
     manager = state.manager
 
     @routes.post("/v1/catalogs/{catalog}/refresh")

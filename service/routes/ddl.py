@@ -14,6 +14,7 @@ from hms_catalog.errors import ConfigurationError, VersionMismatchError
 from hms_catalog.sql import ast, ast_ddl
 from service.ddl_bodies import DatabaseChange, DdlAnswer, NewDatabase, NewTable, NewTableLike, RenameBody, TableChanges
 from service.routes._common import Acting, Sync, expected_version, rest_statement, run_ddl
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 
 __all__ = ["DATABASE", "TABLE", "router"]
@@ -25,7 +26,7 @@ IfMatch = Annotated[str | None, Header(description="the table's version as its G
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     def expect_table(catalog: str, database: str, table: str, expected: int) -> None:
         """The table is still at ``expected`` (called under the table's DDL lock), else VersionMismatchError."""

@@ -11,6 +11,7 @@ from starlette.responses import PlainTextResponse
 import hms_catalog
 from hms_catalog.errors import HmsCatalogError
 from service.metrics import render_metrics
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 
 __all__ = ["router"]
@@ -52,7 +53,7 @@ def event_followers(state: ServiceState) -> dict[str, Any]:
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     @routes.get("/v1/health")
     def health() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from hms_catalog.sql import ast, ast_ddl
 from hms_catalog.sql.parser import parse_expression
 from service.ddl_bodies import AddPartitionsBody, DdlAnswer, RecoverBody
 from service.routes._common import Acting, Sync, rest_statement, run_ddl
+from service.routes._route import ServiceRoute
 from service.routes.ddl import TABLE
 from service.state import ServiceState
 
@@ -28,7 +29,7 @@ class PartitionList(BaseModel):
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     @routes.get(PARTITIONS)
     def list_partitions(catalog: str, database: str, table: str, who: Acting,

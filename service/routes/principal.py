@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from service.access import Access
 from service.bodies import Body
 from service.routes._common import Who
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 
 __all__ = ["PrincipalAnswer", "router"]
@@ -23,7 +24,7 @@ class PrincipalAnswer(Body):
 
 def router(state: ServiceState) -> APIRouter:
     del state  # the answer is the request's own principal; nothing shared is read
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     @routes.get("/v1/principal")
     def principal(who: Who) -> PrincipalAnswer:

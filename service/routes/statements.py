@@ -15,6 +15,7 @@ from hms_catalog.execution.ddl_commands import SYNC_DDL
 from hms_catalog.masking import mask_text
 from service.bodies import StatementRequest
 from service.routes._common import Acting
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 from service.views import result_json
 
@@ -24,7 +25,7 @@ _COMPANION_WAIT_SECONDS = 180.0  # a Spark Connect server being started: SELECTs
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     @routes.post("/v1/statements")
     def statements(body: StatementRequest, who: Acting) -> dict[str, Any]:

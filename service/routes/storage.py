@@ -34,6 +34,7 @@ from hms_catalog.storage.vending import VendedCredentials
 from hms_catalog.write.jobs import jobs_of
 from service.access import Access, Principal
 from service.routes._common import Acting, rest_statement
+from service.routes._route import ServiceRoute
 from service.state import ServiceState
 
 __all__ = ["NO_STORE", "StorageCredentials", "router"]
@@ -55,7 +56,7 @@ class StorageCredentials(BaseModel):
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
     manager = state.manager
 
     @routes.get("/v1/catalogs/{catalog}/storage-credentials", response_model=StorageCredentials)

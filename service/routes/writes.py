@@ -26,6 +26,7 @@ from hms_catalog.write.jobs_ops import abort_write, begin_create, begin_write, c
 from service.access import Access
 from service.ddl_bodies import DdlAnswer
 from service.routes._common import Acting, rest_statement
+from service.routes._route import ServiceRoute
 from service.routes.ddl import DATABASE, TABLE
 from service.state import ServiceState
 from service.write_bodies import CommitAnswer, CommitBody, NewTableWrite, WriteJobAnswer
@@ -36,7 +37,7 @@ JOB = "/v1/catalogs/{catalog}/writes/{job}"
 
 
 def router(state: ServiceState) -> APIRouter:
-    routes = APIRouter()
+    routes = APIRouter(route_class=ServiceRoute)
 
     gate = state.gate
 
