@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +25,6 @@ from typing import Any
 import pytest
 
 from hms_catalog.client import HmsClientPool
-from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.metastore import EmbeddedMetastore
 from hms_catalog.properties import ClientConfig, parse_uris
 from hms_catalog.sql.parser import split_statements
@@ -269,37 +267,31 @@ def test_metastore_index_sql_builds_the_index_on_a_serving_postgresql_metastore(
                                                                                tmp_path: Path) -> None:
     """A metastore on PostgreSQL without the key values' index (as a production one made by Hive's schematool is):
     the page's statement, run with psql while the metastore serves, builds it valid, and filters still answer."""
-    database = f"hms_{uuid.uuid4().hex[:12]}"
-    postgres.psql(f"CREATE DATABASE {database} OWNER {postgres.user};\n")
-    metastore = EmbeddedMetastore(tmp_path / "ms", events=False,
-                                  database=f"postgresql://{postgres.user}:{postgres.password}@{postgres.host}:"
-                                           f"{postgres.port}/{database}")
-    try:
-        uri = metastore.start()
-        postgres.psql(f'\\c {database}\nDROP INDEX "PARTITION_KEY_VALS_BY_VALUE";\n')
-        valid_sql = (f"\\c {database}\nSELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                     "WHERE c.relname = 'PARTITION_KEY_VALS_BY_VALUE';\n")
-        assert postgres.psql(valid_sql).split() == []
-        pool = HmsClientPool(ClientConfig(uris=parse_uris(uri), pool_size=1, socket_timeout=120))
+    with postgres.scratch_database() as database:
+        metastore = EmbeddedMetastore(tmp_path / "ms", events=False,
+                                      database=f"postgresql://{postgres.user}:{postgres.password}@{postgres.host}:"
+                                               f"{postgres.port}/{database}")
         try:
-            admin = Admin(pool, metastore.warehouse)
-            admin.create_database("idx")
-            table = admin.create_table("idx", "t", [("x", "int")], partition_keys=[("region", "string"), ("day", "string")])
-            pool.call("add_partitions", [
-                ttypes.Partition(values=[region, day], dbName="idx", tableName="t", parameters={},
-                                 sd=ttypes.StorageDescriptor(**{**table.sd.__dict__,
-                                                                "location": f"{table.sd.location}/region={region}/day={day}"}))
-                for region in ("r1", "r2") for day in ("d1", "d2")])
-            postgres.psql(f"\\c {database}\n" + (EXAMPLES / "metastore_index.sql").read_text(encoding="utf-8"))
-            valid = postgres.psql(valid_sql)
-            assert valid.split() == ["t"], valid
-            found = pool.call("get_partitions_by_filter", "idx", "t", 'region >= "r2" and day < "d2"', -1)
-            assert [tuple(p.values) for p in found] == [("r2", "d1")]
+            uri = metastore.start()
+            postgres.psql(f'\\c {database}\nDROP INDEX "PARTITION_KEY_VALS_BY_VALUE";\n')
+            valid_sql = (f"\\c {database}\nSELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                         "WHERE c.relname = 'PARTITION_KEY_VALS_BY_VALUE';\n")
+            assert postgres.psql(valid_sql).split() == []
+            pool = HmsClientPool(ClientConfig(uris=parse_uris(uri), pool_size=1, socket_timeout=120))
+            try:
+                admin = Admin(pool, metastore.warehouse)
+                admin.create_database("idx")
+                table = admin.create_table("idx", "t", [("x", "int")], partition_keys=[("region", "string"), ("day", "string")])
+                admin.add_partitions(table, [(region, day) for region in ("r1", "r2") for day in ("d1", "d2")])
+                postgres.psql(f"\\c {database}\n" + (EXAMPLES / "metastore_index.sql").read_text(encoding="utf-8"))
+                valid = postgres.psql(valid_sql)
+                assert valid.split() == ["t"], valid
+                found = pool.call("get_partitions_by_filter", "idx", "t", 'region >= "r2" and day < "d2"', -1)
+                assert [tuple(p.values) for p in found] == [("r2", "d1")]
+            finally:
+                pool.close()
         finally:
-            pool.close()
-    finally:
-        metastore.stop()
-        postgres.psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE);\n")
+            metastore.stop()
 
 
 # Storage: the pages' CREATE CATALOG examples --------------------------------------------------------

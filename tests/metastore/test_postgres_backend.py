@@ -11,7 +11,6 @@ import os
 import stat
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,10 +49,8 @@ def _jdbc_driver() -> None:
 @pytest.fixture
 def database(postgres: PostgresServer) -> Iterator[str]:
     """A new database on the session's server, owned by its ordinary role, whose statements PostgreSQL logs."""
-    name = f"hms_{uuid.uuid4().hex[:12]}"
-    postgres.psql(f"CREATE DATABASE {name} OWNER {postgres.user};\nALTER DATABASE {name} SET log_statement = 'all';\n")
-    yield name
-    postgres.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE);\n")
+    with postgres.scratch_database(log_statements=True) as name:
+        yield name
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -67,12 +64,7 @@ def _fill(pool: HmsClientPool, admin: Admin) -> None:
     admin.create_database("pg")
     table = admin.create_table("pg", "events", [("id", "int")], partition_keys=[("dt", "string"), ("n", "int")],
                                parameters={"long": "v" * 40_000})
-    partitions = [
-        ttypes.Partition(values=[day, str(n)], dbName="pg", tableName="events", parameters={},
-                         sd=ttypes.StorageDescriptor(**{**table.sd.__dict__, "location": f"{table.sd.location}/dt={day}/n={n}"}))
-        for day in DAYS for n in range(5)
-    ]
-    pool.call("add_partitions", partitions)
+    admin.add_partitions(table, [(day, str(n)) for day in DAYS for n in range(5)])
 
 
 def _read(pool: HmsClientPool, home: Path, uri: str) -> None:

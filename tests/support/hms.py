@@ -104,6 +104,19 @@ class Admin:
     def drop_table(self, database: str, name: str) -> None:
         self.pool.call("drop_table", database, name, True)
 
+    def add_partitions(self, table: ttypes.Table, rows: Sequence[Sequence[str]]) -> list[ttypes.Partition]:
+        """Register partitions of ``table`` (as :meth:`create_table` returned it) with these values, in one call, each
+        with the table's storage at ``key=value`` folders under the table's location (no folder is made)."""
+        keys = [key.name for key in table.partitionKeys or []]
+        partitions = [
+            ttypes.Partition(values=list(values), dbName=table.dbName, tableName=table.tableName, parameters={},
+                             sd=ttypes.StorageDescriptor(**{**table.sd.__dict__, "location": table.sd.location + "".join(
+                                 f"/{key}={value}" for key, value in zip(keys, values, strict=True))}))
+            for values in rows
+        ]
+        self.pool.call("add_partitions", partitions)
+        return partitions
+
     def add_partition(self, database: str, table: str, values: Sequence[str], location: Path) -> ttypes.Partition:
         """Register a partition of ``table`` at ``location`` (made if absent), with the table's storage.
 

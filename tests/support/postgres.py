@@ -14,6 +14,8 @@ import contextlib
 import os
 import signal
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -48,6 +50,18 @@ class PostgresServer(_postgres_server.PostgresServer):
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def scratch_database(self, *, log_statements: bool = False) -> Iterator[str]:
+        """A new database owned by the ordinary role, dropped with its connections on leaving; with
+        ``log_statements``, the server logs every statement made in it."""
+        name = f"hms_{uuid.uuid4().hex[:12]}"
+        logged = f"ALTER DATABASE {name} SET log_statement = 'all';\n" if log_statements else ""
+        self.psql(f"CREATE DATABASE {name} OWNER {self.user};\n{logged}")
+        try:
+            yield name
+        finally:
+            self.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE);\n")
 
     def kill(self) -> None:
         """Crash the server: SIGKILL the postmaster and every backend, as an OOM killer would, so a test sees
