@@ -79,7 +79,8 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
     schema = metadata.schema
     predicate = bind(where, {key: schema.column(key).type for key in keys})
     with paused_gc():  # a filter's thousands of partition objects decoded and cached: see planner._gc
-        choice = choose_partitions(ctx.client, ctx.caches, table, predicate, max_partitions=ctx.config.max_partitions)
+        choice = choose_partitions(ctx.client, ctx.caches, table, predicate, max_partitions=ctx.config.max_partitions,
+                                   parallelism=ctx.parallelism)
     plan = FormatPlan([], 0, 0, partitions_total=choice.total, hms_seconds=choice.seconds, notes=choice.notes)
     wanted = len(choice.kept)
     shared = None

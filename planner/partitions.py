@@ -110,6 +110,7 @@ class _Table:
     name: str
     keys: list[str]
     notes: list[str]
+    parallelism: int = 1  # calls at once, on the catalog's pool
 
     def key(self, spec: str) -> tuple[str, str, str]:
         return (self.database, self.name, spec)
@@ -172,13 +173,14 @@ def _candidates(table: _Table, predicate: PartitionPredicate | None, *, objects:
 
 def _by_specs(table: _Table, specs: list[list[str]]) -> _Candidates:
     """The names each partial spec matches (specs naming different values of a key match different partitions),
-    one get_partition_names_ps each unless cached."""
+    one get_partition_names_ps each unless cached, asked at once."""
     def matching(spec: list[str]) -> tuple[str, ...]:
         return table.caches.partition_values.get(
             table.key("ps:" + "\x00".join(spec)),
             lambda: tuple(table.client.get_partition_names_ps(table.database, table.name, spec)))
 
-    names = [name for spec in specs for name in matching(spec)]
+    answers = in_batches(lambda batch: matching(batch[0]), specs, 1, table.parallelism)
+    names = [name for _, matched in answers for name in matched]
     shown = ", ".join(str(spec) for spec in specs)
     table.notes.append(f"metastore narrowed by partial spec{'s' if len(specs) > 1 else ''} {shown}")
     return _Candidates(names, None)
@@ -251,9 +253,9 @@ def _selected(name: str, values: tuple[tuple[str, str | None], ...], partition: 
     return SelectedPartition(name, values, sd.location, sd.inputFormat, serde, dict(partition.parameters or {}))
 
 
-def _scope(client: MetastoreCalls, caches: CatalogCaches, table: ttypes.Table) -> _Table:
+def _scope(client: MetastoreCalls, caches: CatalogCaches, table: ttypes.Table, parallelism: int = 1) -> _Table:
     return _Table(client, caches, table.dbName.lower(), table.tableName.lower(),
-                  [k.name.lower() for k in table.partitionKeys or []], [])
+                  [k.name.lower() for k in table.partitionKeys or []], [], parallelism)
 
 
 def _kept(names: Sequence[str], predicate: PartitionPredicate | None) -> list[str]:
@@ -300,11 +302,13 @@ def choose_partitions(
     predicate: PartitionPredicate | None,
     *,
     max_partitions: int,
+    parallelism: int = 1,
 ) -> PartitionChoice:
     """Which partitions of ``table`` a scan with ``predicate`` reads, by name; a scan of more than
-    ``max_partitions`` is refused here, before any partition object is asked for."""
+    ``max_partitions`` is refused here, before any partition object is asked for. Up to ``parallelism`` calls
+    for names are made at once."""
     started = time.perf_counter()
-    scope = _scope(client, caches, table)
+    scope = _scope(client, caches, table, parallelism)
     candidates = _candidates(scope, predicate, max_partitions=max_partitions)
     selected = _kept(candidates.names, predicate)
     if len(selected) > max_partitions:
@@ -399,6 +403,6 @@ def select_partitions(
 ) -> PartitionSelection:
     """Every partition of ``table`` a scan with ``predicate`` must read, with locations and parameters, in
     one list: for callers that want them all at once (the planner takes them in batches instead)."""
-    choice = choose_partitions(client, caches, table, predicate, max_partitions=max_partitions)
+    choice = choose_partitions(client, caches, table, predicate, max_partitions=max_partitions, parallelism=parallelism)
     partitions = [p for batch in partition_batches(choice, max(1, len(choice.kept)), parallelism) for p in batch]
     return PartitionSelection(partitions, choice.total, choice.seconds, choice.notes)
