@@ -28,6 +28,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from enum import Enum
 
 from hms_catalog.cache import CatalogCaches
@@ -50,8 +51,17 @@ from hms_catalog.write.jobs import WriteJobs
 
 _log = logging.getLogger(__name__)
 
-# The store's heads of each catalog one statement has read (see CatalogManager.statement); None outside a statement.
-_STATEMENT_HEADS: ContextVar[dict[str, tuple[int, int]] | None] = ContextVar("hms_catalog_statement_heads", default=None)
+
+@dataclass
+class _Statement:
+    """What one statement has read (see CatalogManager.statement): the store's heads of each catalog it looked up,
+    and whether it has taken in the other processes' REFRESHes."""
+
+    heads: dict[str, tuple[int, int]] = field(default_factory=dict)
+    refreshes_polled: bool = False
+
+
+_STATEMENT: ContextVar[_Statement | None] = ContextVar("hms_catalog_statement", default=None)
 
 __all__ = ["CatalogManager", "ClientFactory", "EventFollowing", "pooled_client"]
 
@@ -111,16 +121,19 @@ class CatalogManager:
         definition is read under the lock, so two threads never race an older definition over a newer live
         catalog; a replacement is built before the old one is closed.
         """
-        self._apply_others_refreshes()
+        statement = _STATEMENT.get()
+        if statement is None or not statement.refreshes_polled:
+            self._apply_others_refreshes()
+            if statement is not None:
+                statement.refreshes_polled = True
         checked = self._checked.get(name.lower())
         if checked is not None and self.shared is not None and isinstance(checked[0].versions, SharedCatalogVersions):
             live, versions = checked[0], checked[0].versions
-            read = _STATEMENT_HEADS.get()
-            heads = read.get(versions.catalog_id) if read is not None else None
+            heads = statement.heads.get(versions.catalog_id) if statement is not None else None
             if heads is None:
                 heads = self.shared.journal.heads(versions.catalog_id)
-                if read is not None:
-                    read[versions.catalog_id] = heads
+                if statement is not None:
+                    statement.heads[versions.catalog_id] = heads
             generation, current = heads
             if checked[1] == generation:
                 if current > versions.current or versions.pending():
@@ -131,17 +144,19 @@ class CatalogManager:
     @contextlib.contextmanager
     def statement(self) -> Iterator[None]:
         """One statement, or one call of a front end: within it, :meth:`catalog` reads each catalog's heads from the
-        shared store once, however many times the call looks the catalog up (a thrift get_all_databases did three
-        times, each read most of the call's time). What another replica logs after that read is seen by the next
-        statement, as it would be had the statement begun a moment earlier. Nested statements share the outer one's."""
-        if _STATEMENT_HEADS.get() is not None:
+        shared store once, and takes in the REFRESHes other processes on this home logged once, however many times
+        the call looks a catalog up (a thrift get_all_databases did three times, each read most of the call's
+        time). What another replica or process logs after those reads is seen by the next statement, as it would be
+        had the statement begun a moment earlier. Nested statements share the outer one's, and so does work the
+        statement hands to other threads in a copy of its context."""
+        if _STATEMENT.get() is not None:
             yield
             return
-        token = _STATEMENT_HEADS.set({})
+        token = _STATEMENT.set(_Statement())
         try:
             yield
         finally:
-            _STATEMENT_HEADS.reset(token)
+            _STATEMENT.reset(token)
 
     def _checked_catalog(self, name: str) -> ExternalCatalog:
         with self._lock:

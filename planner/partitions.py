@@ -273,7 +273,7 @@ def select_partition_names(
     predicate: PartitionPredicate | None,
 ) -> list[str]:
     """The names of the partitions of ``table`` that ``predicate`` may match, in the metastore's order, without
-    asking for a partition object: the cached names, the names a leading-key spec narrows to, or every name."""
+    asking for a partition object: the cached names, the names partial specs narrow to, or every name."""
     return _kept(_candidates(_scope(client, caches, table), predicate, objects=False).names, predicate)
 
 

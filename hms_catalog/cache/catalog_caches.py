@@ -11,6 +11,7 @@ manager passes one (:mod:`hms_catalog.cache.budget`); each cache's entries are w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -20,7 +21,7 @@ from hms_catalog.cache.filter_refusals import FilterRefusals
 from hms_catalog.cache.metadata_cache import MetadataCache, Tracking
 from hms_catalog.cache.self_events import SelfEvents
 from hms_catalog.cache.sizing import collection_sizes, deep_size
-from hms_catalog.cache.versions import CatalogObject, CatalogVersions
+from hms_catalog.cache.versions import CatalogObject, CatalogVersions, Members
 from hms_catalog.properties import CacheConfig
 
 __all__ = ["CatalogCaches", "FILE_BLOCKS", "FOOTERS", "NAMES", "SCHEMA", "PARTITION_VALUES", "PARTITIONS", "FILES",
@@ -55,10 +56,10 @@ def _names_object(key: Hashable) -> CatalogObject:
     return CatalogObject("databases") if key == DATABASE_NAMES_KEY else CatalogObject("tables", key[0])  # type: ignore[index]
 
 
-def _names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Iterable[CatalogObject] | None]:
+def _names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Members | None]:
     if key == DATABASE_NAMES_KEY:
-        return (), [CatalogObject.for_database(name) for name in names]
-    return (), [CatalogObject.for_table(key[0], name) for name in names]  # type: ignore[index]
+        return (), Members(tuple(names), CatalogObject.for_database)
+    return (), Members(tuple(names), functools.partial(CatalogObject.for_table, key[0]))  # type: ignore[index]
 
 
 def _table_summary(key: Hashable, metadata: Any) -> tuple[Hashable | None, None]:
@@ -74,11 +75,11 @@ def _table_summary(key: Hashable, metadata: Any) -> tuple[Hashable | None, None]
     return hash((columns, keys, formats, table.tableType, parameters)), None
 
 
-def _partition_names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Iterable[CatalogObject] | None]:
+def _partition_names_summary(key: Hashable, names: Any) -> tuple[Hashable | None, Members | None]:
     database, table, spec = cast("tuple[str, str, str]", key)  # the partition values cache's key
     if spec != "":
         return None, None  # a narrowed list says nothing about partitions outside it
-    return (), [CatalogObject("partition", database, table, name) for name in names]
+    return (), Members(tuple(names), functools.partial(CatalogObject, "partition", database, table))
 
 
 def _listing_summary(key: Hashable, entries: Any) -> tuple[Hashable | None, None]:

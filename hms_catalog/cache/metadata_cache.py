@@ -35,7 +35,7 @@ import cachetools
 from hms_catalog.cache._stores import CountingLRUCache, CountingTTLCache, Load
 from hms_catalog.cache.budget import MemoryBudget
 from hms_catalog.cache.sizing import batch_sizes, deep_size
-from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions
+from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, Members
 
 __all__ = ["ENTRY_OVERHEAD", "MetadataCache", "CacheStats", "CachedEntry", "Tracking"]
 
@@ -73,7 +73,8 @@ class Tracking:
     object_of: Callable[[Any], CatalogObject | None] = lambda key: None
     group_of: Callable[[Any], Hashable | None] = lambda key: None
     group_object: Callable[[Hashable], CatalogObject | None] = lambda group: None
-    summary: Callable[[Any, Any], tuple[Hashable | None, Iterable[CatalogObject] | None]] = lambda key, value: (None, None)
+    summary: Callable[[Any, Any], tuple[Hashable | None, Members | Iterable[CatalogObject] | None]] = (
+        lambda key, value: (None, None))
     weigh: Callable[[Any], int] | None = None
     weigh_batch: Callable[[Sequence[Any]], list[int]] | None = None
 

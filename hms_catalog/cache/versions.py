@@ -19,20 +19,29 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "CatalogObject", "CATALOG", "ChangeKind", "ChangeSource", "Change", "ChangeLog", "CatalogVersions",
-    "CHANGE_LOG_CAPACITY", "DIFFED_LIST_LIMIT",
+    "CHANGE_LOG_CAPACITY", "DIFFED_LIST_LIMIT", "Members",
 ]
 
 CHANGE_LOG_CAPACITY = 10_000
 # Name lists longer than this are remembered by a hash only (a 100,000-partition table must not keep
 # 100,000 names for the change log): a reload that differs logs the list as changed, not each name.
 DIFFED_LIST_LIMIT = 10_000
+
+
+class Members(NamedTuple):
+    """A list of names as :meth:`CatalogVersions.loaded` compares it with the last: the names (the loaded list
+    itself, not a copy) and what makes the object a name stands for, asked only for names that appeared or
+    vanished. Making an object for every name of a 1,001-database list was a sixth of a cold listing's time."""
+
+    names: tuple[Hashable, ...]
+    member: Callable[[Any], CatalogObject]
 
 
 class CatalogObject(NamedTuple):
@@ -194,34 +203,36 @@ class CatalogVersions:
             return any(self._cuts.get(each, 0) > ticket for each in line)
 
     def loaded(self, obj: CatalogObject | None, fingerprint: Hashable | None = None,
-               children: Iterable[CatalogObject] | None = None) -> int:
+               children: Members | Iterable[CatalogObject] | None = None) -> int:
         """The version to stamp a stored load with; logs what the load found changed since the last one.
 
         ``fingerprint``: a hashable summary of the loaded value; a reload whose fingerprint differs from
-        the last one is logged as *changed*. ``children``: for a list of names, the objects it names; names
-        that appeared or vanished since the last load are logged as added or dropped.
+        the last one is logged as *changed*. ``children``: for a list of names, the objects it names (or the
+        names and what makes each one's object, :class:`Members`); names that appeared or vanished since the
+        last load are logged as added or dropped.
         """
         with self._lock:
             self._tick += 1
             version = self._tick
             if obj is None or fingerprint is None:
                 return version
+            members = None
             if children is not None:
-                children = tuple(children)
-                if len(children) > DIFFED_LIST_LIMIT:  # too long to keep: remember a hash, log the list as changed
-                    fingerprint, children = hash(children), None
+                members = children if isinstance(children, Members) else Members(tuple(children), _itself)
+                if len(members.names) > DIFFED_LIST_LIMIT:  # too long to keep: remember a hash, log the list as changed
+                    fingerprint, members = hash(members.names), None
             previous = self._fingerprints.get(obj)
-            self._remember(obj, fingerprint if children is None else children)
+            self._remember(obj, fingerprint if members is None else members)
             if previous is None:
                 return version
-            if children is not None and not isinstance(previous, tuple):  # the last list was too long to keep
-                if hash(children) != previous:
+            if members is not None and not isinstance(previous, Members):  # the last list was too long to keep
+                if hash(members.names) != previous:
                     self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
-            elif children is not None and isinstance(previous, tuple):  # both lists kept: diff them
-                now, before = set(children), set(previous)
-                for child in sorted(now - before):
+            elif members is not None and isinstance(previous, Members):  # both lists kept: diff them
+                now, before = set(members.names), set(previous.names)
+                for child in sorted(members.member(name) for name in now - before):
                     self._record(ChangeKind.ADDED, child, ChangeSource.LOAD)
-                for child in sorted(before - now):
+                for child in sorted(previous.member(name) for name in before - now):
                     self._record(ChangeKind.DROPPED, child, ChangeSource.LOAD)
             elif previous != fingerprint:
                 self._record(ChangeKind.CHANGED, obj, ChangeSource.LOAD)
@@ -304,6 +315,10 @@ class CatalogVersions:
         self._fingerprints.move_to_end(obj)
         while len(self._fingerprints) > self._fingerprint_capacity:
             self._fingerprints.popitem(last=False)
+
+
+def _itself(obj: CatalogObject) -> CatalogObject:
+    return obj
 
 
 def _parent_list(obj: CatalogObject) -> CatalogObject | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import threading
 import time
@@ -117,7 +118,8 @@ class EndpointContext:
             running = self._listing.get(catalog)
             if running is not None and not running.done():
                 return running
-            started = self.listings.submit(lambda: self.manager.catalog(catalog).database_names())
+            # In the caller's context: the call's statement (its store reads) holds for the listing too.
+            started = self.listings.submit(contextvars.copy_context().run, lambda: self.manager.catalog(catalog).database_names())
             self._listing[catalog] = started
         started.add_done_callback(lambda listing: self._listed(catalog, listing))
         return started

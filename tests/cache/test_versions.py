@@ -8,7 +8,7 @@ import pytest
 
 from hms_catalog.cache import MetadataCache
 from hms_catalog.cache.catalog_caches import CatalogCaches
-from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource
+from hms_catalog.cache.versions import CATALOG, CatalogObject, CatalogVersions, ChangeKind, ChangeSource, Members
 from hms_catalog.properties import CacheConfig
 
 TABLE = CatalogObject.for_table("db", "t")
@@ -82,6 +82,28 @@ def test_reloads_log_what_they_found_changed_once() -> None:
     versions.record(ChangeKind.CHANGED, TABLE, ChangeSource.EVENT)
     versions.loaded(TABLE, 3)
     assert [c.source for c in versions.changes().changes][-1] is ChangeSource.EVENT
+
+
+def test_a_list_given_by_its_names_makes_objects_only_for_the_names_that_moved() -> None:
+    """A name list's loads (the catalog's caches give the names and how to make each one's object) log what the
+    same lists given as objects would, and make an object only for a name that appeared or vanished."""
+    made: list[str] = []
+
+    def member(name: str) -> CatalogObject:
+        made.append(name)
+        return CatalogObject.for_table("db", name)
+
+    by_names, by_objects = CatalogVersions(), CatalogVersions()
+    tables = CatalogObject("tables", "db")
+    lists = [("t", "u", "w"), ("t", "v", "w"), ("t", "v", "w"), ("v",)]
+    for names in lists:
+        by_names.loaded(tables, (), Members(names, member))
+        by_objects.loaded(tables, (), [CatalogObject.for_table("db", name) for name in names])
+    logged = [(c.kind, str(c.object)) for c in by_names.changes().changes]
+    assert logged == [(c.kind, str(c.object)) for c in by_objects.changes().changes] == [
+        (ChangeKind.ADDED, "table db.v"), (ChangeKind.DROPPED, "table db.u"),
+        (ChangeKind.DROPPED, "table db.t"), (ChangeKind.DROPPED, "table db.w")]
+    assert sorted(made) == ["t", "u", "v", "w"]  # 4 objects for 10 names loaded
 
 
 def test_a_load_that_raced_with_a_drop_does_not_bring_the_table_back() -> None:

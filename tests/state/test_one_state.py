@@ -3,6 +3,8 @@ changes and definitions absorbed at the next one, on SQLite and on PostgreSQL.""
 
 from __future__ import annotations
 
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,47 @@ def test_one_statement_reads_each_catalogs_heads_once_and_the_next_statement_see
         event.remove(engine, "before_cursor_execute", count)
     here.close()
     there.close()
+
+
+def test_one_statement_takes_in_this_homes_refreshes_once_and_its_threads_share_its_reads(
+        tmp_path: Path, database: StoreDatabase) -> None:
+    """The REFRESH log other processes on this home write is read once a statement, not at every lookup; work the
+    statement hands to a thread in a copy of its context (the thrift endpoint's listings) makes no read of its own;
+    the next statement reads again."""
+    here, neighbour = _manager(tmp_path / "home", database), _manager(tmp_path / "home", database)
+    here.create("c", UNREACHED)
+    catalog = here.catalog("c")
+    polls: list[int] = []
+    poll = here.refresh_log.poll
+
+    def counted() -> object:
+        polls.append(1)
+        return poll()
+
+    here.refresh_log.poll = counted  # type: ignore[method-assign]
+    sent: list[str] = []
+    engine = database.location.engine()
+
+    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().startswith("SELECT catalog_counters.catalog_id, catalog_counters.current"):
+            sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        with here.statement():
+            for _ in range(3):
+                assert here.catalog("c") is catalog
+            neighbour.refresh("c")  # logged for this home's other processes
+            with ThreadPoolExecutor(max_workers=1) as thread:
+                assert thread.submit(contextvars.copy_context().run, here.catalog, "c").result() is catalog
+            assert (len(polls), len(sent)) == (1, 1)
+        with here.statement():
+            assert here.catalog("c") is catalog
+        assert len(polls) == 2
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    here.close()
+    neighbour.close()
 
 
 def test_another_process_changes_reach_this_one_at_its_next_statement(tmp_path: Path, database: StoreDatabase) -> None:
