@@ -8,8 +8,8 @@ checks nothing the endpoint's own code does not already say, so such an endpoint
 answer itself, with the same serializer (pydantic's, which writes datetimes, models and dataclasses as FastAPI
 would) and the route's status code; FastAPI passes an answer that is already a response through untouched.
 
-Left as FastAPI has them: endpoints with a declared ``response_model`` (validated and filtered by it), with a
-typed model as their answer, async ones (no thread trips to save), and those taking the ``Response`` FastAPI
+Left as FastAPI has them: endpoints with a declared ``response_model`` (validated and filtered by it) or
+``response_class``, with a typed model as their answer, async ones (no thread trips to save), and those taking the ``Response`` FastAPI
 injects to set headers or a status on the answer it makes.
 """
 
@@ -39,9 +39,9 @@ class ServiceRoute(APIRoute):
 
 
 def _serialized_in_its_thread(endpoint: Callable[..., Any], options: dict[str, Any]) -> bool:
-    if inspect.iscoroutinefunction(endpoint) or not isinstance(options.get("response_model", DefaultPlaceholder(None)),
-                                                                DefaultPlaceholder):
-        return False
+    declared = (options.get(option, DefaultPlaceholder(None)) for option in ("response_model", "response_class"))
+    if inspect.iscoroutinefunction(endpoint) or not all(isinstance(value, DefaultPlaceholder) for value in declared):
+        return False  # a coroutine, or a response model or class of the route's own
     try:
         hints = typing.get_type_hints(endpoint, include_extras=True)
     except NameError:  # an annotation naming what only FastAPI's own resolution finds: left to it

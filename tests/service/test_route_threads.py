@@ -15,6 +15,7 @@ import anyio
 import anyio.to_thread
 import pytest
 from fastapi import APIRouter, FastAPI, Response
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
@@ -23,6 +24,10 @@ from service.middleware import PRINCIPAL
 from service.routes import browse, health
 from service.routes._common import Acting
 from service.routes._route import ServiceRoute
+
+
+class _Stamped(JSONResponse):
+    media_type = "application/vnd.stamped+json"
 
 
 class Shown(BaseModel):
@@ -66,6 +71,10 @@ def _app(route_class: type) -> FastAPI:
     @routes.get("/acting")
     def acting(who: Acting) -> dict[str, Any]:
         return {"who": who.principal.name}
+
+    @routes.get("/stamped", response_class=_Stamped)
+    def stamped() -> dict[str, Any]:
+        return {"shown": "as the route's class writes it"}
 
     @routes.get("/own")
     def own() -> Response:
@@ -141,6 +150,9 @@ def test_what_fastapi_must_do_is_left_to_it(trips: list[str]) -> None:
     assert headed.headers["etag"] == '"7"' and headed.json() == {"version": 7}
     declared, _ = _get(app, "/declared", trips)
     assert declared.json() == {"name": "n"}  # the declared model still leaves the secret out
+    stamped, made = _get(app, "/stamped", trips)
+    assert stamped.headers["content-type"] == _Stamped.media_type and len(made) == 2
+    assert stamped.json() == {"shown": "as the route's class writes it"}
     own, _ = _get(app, "/own", trips)
     assert own.body == b"as it is"
 
