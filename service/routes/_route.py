@@ -32,6 +32,8 @@ _ANY_JSON: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 class ServiceRoute(APIRoute):
+    """The route class of the service's own routers (``APIRouter(route_class=ServiceRoute)``): see the module."""
+
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         if _serialized_in_its_thread(endpoint, kwargs):
             endpoint = _answering_json(endpoint, kwargs.get("status_code"))
