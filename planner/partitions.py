@@ -179,6 +179,9 @@ def _by_specs(table: _Table, specs: list[list[str]]) -> _Candidates:
             table.key("ps:" + "\x00".join(spec)),
             lambda: tuple(table.client.get_partition_names_ps(table.database, table.name, spec)))
 
+    if not specs:
+        table.notes.append("no partition can match: the predicate pins a partition key to values that exclude each other")
+        return _Candidates((), None)
     answers = in_batches(lambda batch: matching(batch[0]), specs, 1, table.parallelism)
     names = [name for _, matched in answers for name in matched]
     shown = ", ".join(str(spec) for spec in specs)

@@ -156,6 +156,15 @@ def test_partial_specs_cover_equalities_and_in_lists_on_string_keys(where: str, 
     assert predicate(where, TWO_STRING_KEYS).partial_specs(keys, 8) == specs
 
 
+def test_values_that_exclude_each_other_ask_the_metastore_nothing() -> None:
+    fake = fake_table(20, (("n", "int"), ("s", "string")))
+    table = fake.get_table("db", "t")
+    bound = predicate("s = 's1' AND s IN ('s2', 's3')", {"n": "int", "s": "string"})
+    selection = select_partitions(fake, uncached(), table, bound, max_partitions=100)
+    assert selection.partitions == [] and fake.requests == []
+    assert selection.notes == ["no partition can match: the predicate pins a partition key to values that exclude each other"]
+
+
 def test_a_later_string_key_equality_asks_names_by_a_wildcard_spec() -> None:
     fake = fake_table(50, (("n", "int"), ("s", "string")))
     assert select(fake, uncached(), "s = 's2'") == sorted(f"n={i}/s=s2" for i in range(2, 50, 7))
