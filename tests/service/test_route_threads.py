@@ -1,7 +1,7 @@
 """The service's route class: a sync endpoint answering a plain dict or list is serialized in the worker thread
 that ran it (one trip to the thread pool a request, not two), and answers exactly as FastAPI's own
-serialization would; what FastAPI must still do (a declared response model, an injected Response) is left to
-it. The real service's routes are checked end to end by the API tests; this counts the trips."""
+serialization would; what FastAPI must still do (a declared response model or class, an injected Response) is
+left to it. The real service's routes are checked end to end by the API tests; this counts the trips."""
 
 from __future__ import annotations
 
