@@ -89,7 +89,7 @@ def plan_hive(ctx: PlanningContext, where: Expression | None) -> FormatPlan:
         root = detection.location.rstrip("/")
         shared = SharedRoot(detection.location, (f"{root}/{partition}" for partition in choice.kept))
     batches = ([_Target(p.location, p.values, p.parameters) for p in batch if p.location]
-               for batch in partition_batches(choice, ctx.config.partition_batch, ctx.parallelism))
+               for batch in partition_batches(choice, ctx.config.partition_batch))
     plan.splits = _splits(ctx, plan, choice, batches, shared, wanted)
     return plan
 
@@ -109,9 +109,9 @@ def _splits(ctx: PlanningContext, plan: FormatPlan, choice: PartitionChoice | No
     absent_example = None
     remaining = iter(batches)
     while True:
-        # Each batch's partitions fetched (by next(), which runs partition_batches), listed and cut with the collector
-        # paused (see planner._gc); its splits are handed on after the pause, so the stream's consumer never runs
-        # inside one.
+        # Each batch's partitions taken (next() waits for the fetch partition_batches began while the batch before
+        # was listed), listed and cut with the collector paused (see planner._gc); its splits are handed on after the
+        # pause, so the stream's consumer never runs inside one.
         with paused_gc():
             targets = next(remaining, None)
             if targets is None:

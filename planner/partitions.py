@@ -219,7 +219,7 @@ def _by_filter(table: _Table, expression: str, max_partitions: int | None) -> _C
     return _Candidates(names, None, fetched)
 
 
-def _fetch(table: _Table, names: Sequence[str], parallelism: int, *, keep: bool = True) -> dict[str, ttypes.Partition]:
+def _fetch(table: _Table, names: Sequence[str], *, keep: bool = True) -> dict[str, ttypes.Partition]:
     """Partition objects by name: the cached ones, the rest asked in batches (absent ones left out) and, with
     ``keep``, cached."""
     found: dict[str, ttypes.Partition] = {}
@@ -233,7 +233,7 @@ def _fetch(table: _Table, names: Sequence[str], parallelism: int, *, keep: bool 
     ticket = table.caches.partitions.ticket()
     answers = in_batches(
         lambda batch: table.client.get_partitions_by_names(table.database, table.name, batch, fields=PLANNING_FIELDS),
-        missing, PARTITION_BATCH_SIZE, parallelism,
+        missing, PARTITION_BATCH_SIZE, table.parallelism,
     )
     for batch, partitions in answers:
         by_values = {tuple(p.values): p for p in partitions}
@@ -309,7 +309,7 @@ def choose_partitions(
 ) -> PartitionChoice:
     """Which partitions of ``table`` a scan with ``predicate`` reads, by name; a scan of more than
     ``max_partitions`` is refused here, before any partition object is asked for. Up to ``parallelism`` calls
-    for names are made at once."""
+    are made at once, for the names here and for the objects in :func:`partition_batches`."""
     started = time.perf_counter()
     scope = _scope(client, caches, table, parallelism)
     candidates = _candidates(scope, predicate, max_partitions=max_partitions)
@@ -323,14 +323,14 @@ def choose_partitions(
                            cached=len(selected) <= caches.partitions.capacity)
 
 
-def partition_batches(choice: PartitionChoice, batch_size: int, parallelism: int = 1) -> Iterator[list[SelectedPartition]]:
+def partition_batches(choice: PartitionChoice, batch_size: int) -> Iterator[list[SelectedPartition]]:
     """The chosen partitions with their locations and parameters, ``batch_size`` at a time, in the order of
-    the names. What a batch needs and the cache lacks is asked (in calls of :data:`PARTITION_BATCH_SIZE`, in
-    parallel) while the batch before it is used: the caller lists one batch's directories as the next one's
-    objects come, and holds at most those two batches. A partition dropped since its name was read is left
-    out, with a note."""
+    the names. What a batch needs and the cache lacks is asked (in calls of :data:`PARTITION_BATCH_SIZE`, as
+    many at once as the choice's parallelism) while the batch before it is used: the caller lists one batch's
+    directories as the next one's objects come, and holds at most those two batches. A partition dropped since
+    its name was read is left out, with a note."""
     names = choice.kept
-    with _Ahead(choice, parallelism) as ahead:
+    with _Ahead(choice) as ahead:
         pending = ahead.ask(names[:batch_size])
         for start in range(0, len(names), batch_size):
             found = ahead.wait(pending)
@@ -359,9 +359,8 @@ class _Ahead:
     caller's context: a pool's refusal holds for them too). Leaving waits for a call under way and drops
     what it brought: a plan closed early never leaves a call behind it."""
 
-    def __init__(self, choice: PartitionChoice, parallelism: int) -> None:
+    def __init__(self, choice: PartitionChoice) -> None:
         self._choice = choice
-        self._parallelism = parallelism
         self._thread: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> _Ahead:
@@ -391,7 +390,7 @@ class _Ahead:
 
     def _fetch(self, missing: list[str]) -> tuple[dict[str, ttypes.Partition], float]:
         started = time.perf_counter()
-        fetched = _fetch(self._choice.scope, missing, self._parallelism, keep=self._choice.cached)
+        fetched = _fetch(self._choice.scope, missing, keep=self._choice.cached)
         return fetched, time.perf_counter() - started
 
 
@@ -407,5 +406,5 @@ def select_partitions(
     """Every partition of ``table`` a scan with ``predicate`` must read, with locations and parameters, in
     one list: for callers that want them all at once (the planner takes them in batches instead)."""
     choice = choose_partitions(client, caches, table, predicate, max_partitions=max_partitions, parallelism=parallelism)
-    partitions = [p for batch in partition_batches(choice, max(1, len(choice.kept)), parallelism) for p in batch]
+    partitions = [p for batch in partition_batches(choice, max(1, len(choice.kept))) for p in batch]
     return PartitionSelection(partitions, choice.total, choice.seconds, choice.notes)

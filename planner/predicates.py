@@ -177,14 +177,15 @@ class PartitionPredicate:
     # What the metastore can be asked ------------------------------------------------------------
 
     def equalities(self) -> dict[str, str]:
-        """Partition columns of string type pinned to one value by top-level ``col = 'v'`` conjuncts."""
+        """Partition columns of string type pinned to one value by top-level ``col = 'v'`` conjuncts, with values a
+        partial spec can hold (see :meth:`_pinned`)."""
         pinned: dict[str, str] = {}
         for part in conjuncts(self.expression):
             pair = _column_literal(part)
-            if (pair and pair[0] == "=" and is_string_type(self.partition_types.get(pair[1])) and isinstance(pair[2], str)
-                    and not _REGEX_CHARS.intersection(pair[2])):
-                # the metastore matches partial specs as regular expressions: plain values only
-                pinned.setdefault(pair[1], pair[2])
+            found = self._pinned(part) if pair is not None and pair[0] == "=" else None
+            if found is not None:
+                column, (value,) = found
+                pinned.setdefault(column, value)
         return pinned
 
     def partial_specs(self, keys: Sequence[str], limit: int) -> list[list[str]] | None:
