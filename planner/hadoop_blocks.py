@@ -28,6 +28,9 @@ class StorageBlockLocator(BlockLocator):
     def locate(self, path: str, size: int, block_size: int) -> Blocks:
         return self.locate_all([(path, size)], block_size)[0]
 
+    def asks(self, path: str) -> bool:
+        return self._storage.is_hadoop(path) or self._fallback.asks(path)
+
     def locate_all(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
         hadoop = [index for index, (path, _) in enumerate(files) if self._storage.is_hadoop(path)]
         if not hadoop:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hms_catalog.errors import PlanningError, UnsupportedTableError
@@ -108,53 +109,60 @@ def _splits(ctx: PlanningContext, plan: FormatPlan, choice: PartitionChoice | No
     listed = 0
     absent_example = None
     remaining = iter(batches)
-    while True:
-        # Each batch's partitions taken (next() waits for the fetch partition_batches began while the batch before
-        # was listed), listed and cut with the collector paused (see planner._gc); its splits are handed on after the
-        # pause, so the stream's consumer never runs inside one.
-        with paused_gc():
-            targets = next(remaining, None)
-            if targets is None:
-                break
-            if choice is not None:
-                plan.hms_seconds = choice.seconds
-            if not targets:
-                continue
-            listing = list_locations(
-                [((database, table_name, t.location), t.location) for t in targets],
-                ctx.caches,
-                storage=ctx.storage,
-                recursive=ctx.config.recursive,
-                block_size=ctx.config.block_size,
-                locator=ctx.locator,
-                parallelism=ctx.config.listing_parallelism,
-                progress=_listing_progress(progress, listed, wanted),
-                shared_root=shared,
-                keep=wanted <= ctx.caches.files.capacity,  # a larger scan would only flush the listing cache
-            )
-            listed += len(targets)
-            plan.listing_seconds += listing.seconds
-            if listing.absent and not ctx.config.ignore_absent:
-                raise PlanningError(
-                    f"{name}: {len(listing.absent)} location(s) do not exist, e.g. {listing.absent[0]} "
-                    "(set 'hive.ignore_absent_partitions'='true' to skip them)"
+    # One set of listing threads for every batch of the plan (see planner._parallel.run_all), let go when the plan
+    # ends or is closed early.
+    workers = ThreadPoolExecutor(max_workers=ctx.config.listing_parallelism, thread_name_prefix="hms-catalog-listing")
+    try:
+        while True:
+            # Each batch's partitions taken (next() waits for the fetch partition_batches began while the batch before
+            # was listed), listed and cut with the collector paused (see planner._gc); its splits are handed on after the
+            # pause, so the stream's consumer never runs inside one.
+            with paused_gc():
+                targets = next(remaining, None)
+                if targets is None:
+                    break
+                if choice is not None:
+                    plan.hms_seconds = choice.seconds
+                if not targets:
+                    continue
+                listing = list_locations(
+                    [((database, table_name, t.location), t.location) for t in targets],
+                    ctx.caches,
+                    storage=ctx.storage,
+                    recursive=ctx.config.recursive,
+                    block_size=ctx.config.block_size,
+                    locator=ctx.locator,
+                    parallelism=ctx.config.listing_parallelism,
+                    progress=_listing_progress(progress, listed, wanted),
+                    shared_root=shared,
+                    keep=wanted <= ctx.caches.files.capacity,  # a larger scan would only flush the listing cache
+                    workers=workers,
                 )
-            plan.absent_locations += len(listing.absent)
-            absent_example = absent_example or (listing.absent[0] if listing.absent else None)
-            if choice is not None:
-                plan.partitions_scanned += len(targets)
-            started = time.perf_counter()
-            splits: list[Split] = []
-            for target in targets:
-                for entry in listing.files.get(target.location, ()):
-                    plan.files += 1
-                    plan.bytes += entry.size
-                    splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=target.values))
-            plan.splitting_seconds += time.perf_counter() - started
-            if keep is not None:
-                _keep(keep, targets, listing.files, ctx.aggregate is not None)
-            del listing, targets
-        yield from splits
+                listed += len(targets)
+                plan.listing_seconds += listing.seconds
+                if listing.absent and not ctx.config.ignore_absent:
+                    raise PlanningError(
+                        f"{name}: {len(listing.absent)} location(s) do not exist, e.g. {listing.absent[0]} "
+                        "(set 'hive.ignore_absent_partitions'='true' to skip them)"
+                    )
+                plan.absent_locations += len(listing.absent)
+                absent_example = absent_example or (listing.absent[0] if listing.absent else None)
+                if choice is not None:
+                    plan.partitions_scanned += len(targets)
+                started = time.perf_counter()
+                splits: list[Split] = []
+                for target in targets:
+                    for entry in listing.files.get(target.location, ()):
+                        plan.files += 1
+                        plan.bytes += entry.size
+                        splits.extend(cut_file(entry, ctx.config, file_format=file_format, partition_values=target.values))
+                plan.splitting_seconds += time.perf_counter() - started
+                if keep is not None:
+                    _keep(keep, targets, listing.files, ctx.aggregate is not None)
+                del listing, targets
+            yield from splits
+    finally:
+        workers.shutdown(wait=False, cancel_futures=True)
     if choice is not None:
         plan.hms_seconds = choice.seconds
     if plan.absent_locations:

@@ -210,7 +210,7 @@ class MetadataCache(Generic[K, V]):
             sizes = self._tracking.weigh_batch(values)
         else:
             sizes = batch_sizes(values, self._weigh)
-        return sum(self._store(key, value, ticket, size) for (key, value), size in zip(items, sizes))
+        return self._store_all(items, ticket, sizes)
 
     def version_of(self, key: K) -> int | None:
         """The version the cached value of ``key`` was loaded at, without touching it."""
@@ -274,31 +274,48 @@ class MetadataCache(Generic[K, V]):
                 self.budget.release(self, key)
 
     def _store(self, key: K, value: V, ticket: int, size: int | None = None) -> bool:
+        return self._store_all([(key, value)], ticket, [size]) == 1
+
+    def _store_all(self, items: Sequence[tuple[K, V]], ticket: int, sizes: Sequence[int | None]) -> int:
+        """Store ``items`` (``sizes``: each value's weight, None to weigh it here) under one taking of the lock, and
+        then hold the budget to its limit once: a planner's listing threads store thousands of entries a second,
+        and taking the lock for each was most of the time they spent storing. How many were stored."""
         if not self.enabled or self._closed:
-            return False
+            return 0
         budget = self.budget
+        charged: list[int] = []
         if budget is not None:  # weighed before the lock is taken: no other thread waits for the walk
-            size = (self._weigh(value) if size is None else size) + deep_size(key) + ENTRY_OVERHEAD
-        obj = self._tracking.object_of(key)
+            charged = [(self._weigh(value) if size is None else size) + deep_size(key) + ENTRY_OVERHEAD
+                       for (key, value), size in zip(items, sizes)]
+        objects = [self._tracking.object_of(key) for key, _ in items]
+        stored = 0
         with self._lock:
-            if self._closed or self.versions.spoiled(obj, ticket):
-                return False
-            fingerprint, children = self._tracking.summary(key, value)
-            version = self.versions.loaded(obj, fingerprint, children)
-            entry = CachedEntry(value, loaded_at=self._wall(), version=version, size=size or 0)
-            if budget is not None and not budget.fits(entry.size):
-                self._pop(key)  # larger than the whole budget: served to its caller, not kept (nor an older value)
-                self._evictions += 1
-                self._memory_evictions += 1
-                return False
-            self._data[key] = entry
-            group = self._tracking.group_of(key)
-            if group is not None:
-                self._groups.setdefault(group, set()).add(key)
-            if budget is not None:
-                budget.charge(self, key, entry, entry.size)
-        if budget is not None:
+            for index, (key, value) in enumerate(items):
+                stored += self._keep(key, value, objects[index], ticket, charged[index] if charged else 0)
+        if budget is not None and stored:
             budget.enforce()  # holding no lock of this cache's: the victims may be in any cache
+        return stored
+
+    def _keep(self, key: K, value: V, obj: CatalogObject | None, ticket: int, size: int) -> bool:
+        """Store one entry (callers hold the lock) unless its object changed since ``ticket`` or it outweighs
+        the whole budget."""
+        if self._closed or self.versions.spoiled(obj, ticket):
+            return False
+        fingerprint, children = self._tracking.summary(key, value)
+        version = self.versions.loaded(obj, fingerprint, children)
+        entry = CachedEntry(value, loaded_at=self._wall(), version=version, size=size)
+        budget = self.budget
+        if budget is not None and not budget.fits(entry.size):
+            self._pop(key)  # larger than the whole budget: served to its caller, not kept (nor an older value)
+            self._evictions += 1
+            self._memory_evictions += 1
+            return False
+        self._data[key] = entry
+        group = self._tracking.group_of(key)
+        if group is not None:
+            self._groups.setdefault(group, set()).add(key)
+        if budget is not None:
+            budget.charge(self, key, entry, entry.size)
         return True
 
     def evict_for_memory(self, key: Any, token: object) -> None:

@@ -55,11 +55,13 @@ class Column:
 
 
 def _check_renderable(column: Column) -> Column:
-    """Record, per column, that Spark cannot represent its type (e.g. uniontype)."""
+    """Record, per column, that Spark cannot represent its type (e.g. uniontype). Asked of the type's Spark
+    string, which refuses exactly what the Spark type does, without importing pyspark into every process that reads
+    a schema (a CLI's plan, the service)."""
     if column.type is None or column.problem:
         return column
     try:
-        to_spark_type(column.type)
+        to_spark_simple_string(column.type)
     except UnsupportedTypeError as error:
         return Column(**{**column.__dict__, "problem": error.reason})
     return column

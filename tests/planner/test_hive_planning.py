@@ -232,16 +232,36 @@ def test_absent_partition_locations_are_skipped_or_reported(admin: Admin, unique
     admin.drop_database(unique_name)
 
 
+class _AskingLocator(LocalBlockLocator):
+    """A locator that asks something outside the process (as a namenode's is): its answers are worth caching."""
+
+    def asks(self, path: str) -> bool:
+        return True
+
+
 def test_unchanged_files_are_not_looked_up_again_after_refresh(spark_tables: str, session: Session) -> None:
     catalog = session.manager.catalog("hive")
     table = catalog.table(spark_tables, "sales")
-    locator = LocalBlockLocator()
+    locator = _AskingLocator()
     plan_table(catalog, table, locator=locator)
     looked_up = locator.calls
     assert looked_up == len({s.path for s in plan_table(catalog, table).splits})
     session.run_one(f"REFRESH TABLE hive.{spark_tables}.sales")
     plan_table(catalog, table, locator=locator)
     assert locator.calls == looked_up
+
+
+def test_blocks_made_up_from_the_size_are_not_cached(spark_tables: str, session: Session) -> None:
+    """Local files' blocks cost less to make than to look up: a plan makes them, and the cache holds none."""
+    catalog = session.manager.catalog("hive")
+    table = catalog.table(spark_tables, "sales")
+    catalog.caches.file_blocks.clear()
+    local, asking = LocalBlockLocator(), _AskingLocator()
+    made = plan_table(catalog, table, locator=local)
+    assert local.calls > 0 and len(catalog.caches.file_blocks) == 0
+    session.run_one(f"REFRESH TABLE hive.{spark_tables}.sales")
+    assert plan_table(catalog, table, locator=asking).splits == made.splits
+    assert len(catalog.caches.file_blocks) == asking.calls == local.calls
 
 
 def test_plans_survive_json_and_pickle(spark_tables: str, session: Session) -> None:
