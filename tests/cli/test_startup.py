@@ -46,3 +46,17 @@ def test_a_spark_type_still_imports_spark_when_made() -> None:
             "import sys; assert 'pyspark' not in sys.modules\n"
             "assert type(to_spark_type(IntType())).__name__ == 'IntegerType'")
     assert _imported_after(code) == ["pyspark"]
+
+
+def test_a_schema_is_checked_against_sparks_types_without_spark() -> None:
+    """Every table's schema records the columns Spark cannot represent: asked of the type's Spark string, which
+    refuses exactly what the Spark type does, so a CLI's plan or the service does not import pyspark for it."""
+    code = ("from hms_catalog.formats.schema import Column, TableSchema\n"
+            "from hms_catalog.types import parse_hive_type\n"
+            "columns = [Column(name, parse_hive_type(text), text) for name, text in\n"
+            "           [('id', 'int'), ('u', 'uniontype<int,string>'), ('m', 'map<string,array<decimal(10,2)>>')]]\n"
+            "schema = TableSchema(tuple(columns), 'hive')\n"
+            "problems = [(c.name, c.problem) for c in schema.columns]\n"
+            "assert problems[0] == ('id', None) and problems[2] == ('m', None), problems\n"
+            "assert 'union' in problems[1][1], problems")
+    assert _imported_after(code) == []
