@@ -3,7 +3,9 @@ changes and definitions absorbed at the next one, on SQLite and on PostgreSQL.""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +24,23 @@ def _manager(home: Path, database: StoreDatabase) -> CatalogManager:
     """A process on the store: its own manager and its own name among the store's writers."""
     definitions = SqlCatalogStore(home, database)
     return CatalogManager(definitions, shared=SharedState(definitions))
+
+
+@contextlib.contextmanager
+def _heads_reads(database: StoreDatabase) -> Iterator[list[str]]:
+    """The reads of the catalogs' heads sent to ``database`` while the block runs."""
+    sent: list[str] = []
+    engine = database.location.engine()
+
+    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().startswith("SELECT catalog_counters.catalog_id, catalog_counters.current"):
+            sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
 
 
 def test_a_live_catalog_costs_one_indexed_read_per_statement(tmp_path: Path, database: StoreDatabase) -> None:
@@ -55,15 +74,7 @@ def test_one_statement_reads_each_catalogs_heads_once_and_the_next_statement_see
     catalog = here.catalog("c")
     absorbed: list[str] = []
     catalog.versions.listen(lambda changes: absorbed.extend(str(change.object) for change in changes))  # type: ignore[attr-defined]
-    sent: list[str] = []
-    engine = database.location.engine()
-
-    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
-        if statement.lstrip().startswith("SELECT catalog_counters.catalog_id, catalog_counters.current"):
-            sent.append(statement)  # the heads' read
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with _heads_reads(database) as sent:
         with here.statement():
             for _ in range(3):
                 assert here.catalog("c") is catalog
@@ -77,8 +88,6 @@ def test_one_statement_reads_each_catalogs_heads_once_and_the_next_statement_see
         with here.statement():
             assert here.catalog("c") is catalog
         assert absorbed == ["table db.t"]
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
     here.close()
     there.close()
 
@@ -99,15 +108,7 @@ def test_one_statement_takes_in_this_homes_refreshes_once_and_its_threads_share_
         return poll()
 
     here.refresh_log.poll = counted  # type: ignore[method-assign]
-    sent: list[str] = []
-    engine = database.location.engine()
-
-    def count(connection: object, cursor: object, statement: str, *args: object) -> None:
-        if statement.lstrip().startswith("SELECT catalog_counters.catalog_id, catalog_counters.current"):
-            sent.append(statement)
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with _heads_reads(database) as sent:
         with here.statement():
             for _ in range(3):
                 assert here.catalog("c") is catalog
@@ -118,8 +119,6 @@ def test_one_statement_takes_in_this_homes_refreshes_once_and_its_threads_share_
         with here.statement():
             assert here.catalog("c") is catalog
         assert len(polls) == 2
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
     here.close()
     neighbour.close()
 
