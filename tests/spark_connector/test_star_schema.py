@@ -4,6 +4,7 @@ dimension side, the same join strategies (statistics), aggregates answered from 
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -99,7 +100,13 @@ def test_statistics_spark_analysed_reach_the_optimizer(spark: Any, connected: st
     finally:
         client.close()
     with spark_settings(spark, {"spark.sql.cbo.enabled": "true"}):
-        ours = spark.sql(f"SELECT * FROM {connected}.{star}.dates")._jdf.queryExecution().optimizedPlan().stats()
+        # The driver hears of the refresh on the service's change feed, a moment after the refresh answered (on a
+        # loaded machine, after the first plan): until then it plans with the table as it had it.
+        deadline = time.monotonic() + 30
+        while not (ours := spark.sql(f"SELECT * FROM {connected}.{star}.dates")._jdf.queryExecution()
+                   .optimizedPlan().stats()).rowCount().isDefined():
+            assert time.monotonic() < deadline, "the driver's catalog did not follow the service's change feed"
+            time.sleep(0.2)
         theirs = spark.sql(f"SELECT * FROM spark_catalog.{star}.dates")._jdf.queryExecution().optimizedPlan().stats()
         assert str(ours.rowCount().get()) == str(theirs.rowCount().get()) == str(DAYS)
         attribute = next(a for a in _seq(ours.attributeStats().keys().toSeq()) if a.name() == "d_moy")
