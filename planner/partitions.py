@@ -335,15 +335,23 @@ def partition_batches(choice: PartitionChoice, batch_size: int) -> Iterator[list
         for start in range(0, len(names), batch_size):
             found = ahead.wait(pending)
             pending = ahead.ask(names[start + batch_size : start + 2 * batch_size])
-            selected = []
-            for name in names[start : start + batch_size]:
-                partition = found.get(name)
-                if partition is None:
-                    choice.notes.append(f"partition {name} vanished while planning")
-                    continue
-                selected.append(_selected(name, parse_partition_name(name), partition))
+            selected = _selected_batch(names[start : start + batch_size], found, choice.notes)
             del found
             yield selected
+
+
+def _selected_batch(names: Sequence[str], found: dict[str, ttypes.Partition], notes: list[str]) -> list[SelectedPartition]:
+    """The batch's partitions as the planner keeps them. A function of its own so that no local outlives it: a
+    loop variable left in the generator's frame held the batch's last partition object while the next two
+    batches were asked for (three batches alive, where the plan promises two)."""
+    selected = []
+    for name in names:
+        partition = found.get(name)
+        if partition is None:
+            notes.append(f"partition {name} vanished while planning")
+            continue
+        selected.append(_selected(name, parse_partition_name(name), partition))
+    return selected
 
 
 @dataclass
@@ -385,6 +393,7 @@ class _Ahead:
         if asked.rest is not None:
             fetched, seconds = asked.rest.result()
             asked.found.update(fetched)
+            fetched.clear()  # the future's answer, which the finished fetch on the other thread may hold a moment more
             self._choice.seconds += seconds
         return asked.found
 

@@ -202,6 +202,10 @@ class HmsClientPool:
                 if not is_unknown_method(error):
                     raise
                 said = error.message or str(error)
+                # Thrift raises the refusal from a frame that holds it, a cycle through the traceback that keeps
+                # every frame of this call, and their locals once they return (the next form's answer: a batch
+                # of partition objects), until the collector runs, which a plan pauses.
+                error.__traceback__ = None
                 with self._lock:
                     self._unsupported.setdefault(client.uri, set()).add(form.method)
                 log.info("metastore %s does not answer %s (%s); not asking it again", client.uri, form.method, said)

@@ -10,6 +10,7 @@ anything else are left to Spark.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 else:
     exp = LazyModule("sqlglot.expressions")  # sqlglot only once a SELECT is rewritten, not at every CLI start
 
-__all__ = ["CatalogSql", "attach_catalogs", "spark_session"]
+__all__ = ["CatalogSql", "attach_catalogs", "end_spark_jvm", "spark_session"]
 
 
 def spark_session(master: str | None = None, remote: str | None = None, app_name: str = "hms-catalog") -> Any:
@@ -50,6 +51,36 @@ def spark_session(master: str | None = None, remote: str | None = None, app_name
 
     register(spark)
     return spark
+
+
+def end_spark_jvm(timeout: float = 30.0) -> None:
+    """End the JVM pyspark started for this process once no SparkContext is left on it, and wait for it.
+
+    ``SparkSession.stop`` keeps pyspark's JVM for a later session; it exits only when this process does (it
+    reads its standard input to the end), seconds after on a busy machine: a service that has stopped would
+    have left a Spark JVM behind it. Closing that input ends the JVM now; a later session starts another. A
+    JVM pyspark did not start (Spark Connect, a gateway handed in) is left alone."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    with SparkContext._lock:
+        gateway = SparkContext._gateway
+        process = getattr(gateway, "proc", None)
+        if SparkContext._active_spark_context is not None or gateway is None or process is None:
+            return
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    with contextlib.suppress(Exception):  # the JVM may be gone already: closing its connections must not fail close()
+        gateway.shutdown()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _view_name(table: ExternalTable) -> str:
@@ -144,10 +175,12 @@ class CatalogSql:
         return CatalogSql(self.spark, session, owns_spark=False, native_catalogs=self.native_catalogs)
 
     def close(self) -> None:
-        """Stop the SparkSession when this runner started it; one handed in belongs to its caller."""
+        """Stop the SparkSession when this runner started it, and the JVM it started with it; one handed in
+        belongs to its caller."""
         if self.owns_spark:
             self.owns_spark = False
             self.spark.stop()
+            end_spark_jvm()
 
     def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:
         rewritten, views, natives = self._rewrite(query)

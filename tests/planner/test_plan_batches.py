@@ -17,6 +17,7 @@ from hms_catalog.client.hive_thrift import ttypes
 from hms_catalog.errors import PlanningError
 from hms_catalog.execution import Session
 from planner import plan_table, plan_table_stream
+from planner.partitions import choose_partitions, partition_batches
 from tests.support.hms import Admin
 from tests.support.sessions import open_catalog
 
@@ -114,6 +115,27 @@ def test_a_plan_holds_at_most_two_batches_of_partition_objects(many: str, home: 
     finally:
         session.manager.close()
         whole.manager.close()
+
+
+def test_no_partition_object_outlives_its_batch_once_the_planner_has_it(many: str, home: Path, metastore_uri: str) -> None:
+    """Batch by batch, with no fetch left after the last: while the caller holds the last batch (its
+    locations and values), no partition object of any batch is alive any more. It failed twice before: the
+    batch's last object kept by a loop variable of the generator's, and the first batch by the cycle of the
+    metastore's refusal of the projected call (Hive 2.3 knows no get_partitions_with_specs)."""
+    session = _uncached(home, metastore_uri)
+    try:
+        catalog, table = _catalog_table(session, many)
+        watched = _Watched(catalog.client)
+        choice = choose_partitions(watched, catalog.caches, table.metadata.table, None, max_partitions=PARTITIONS)
+        generator = partition_batches(choice, BATCH)
+        batches = [next(generator) for _ in range(-(-PARTITIONS // BATCH))]  # the generator stands at its last yield
+        assert [len(batch) for batch in batches] == [BATCH] * (PARTITIONS // BATCH) + [PARTITIONS % BATCH]
+        assert watched.batches == [BATCH] * (PARTITIONS // BATCH) + [PARTITIONS % BATCH]
+        assert watched.alive == 0 and BATCH <= watched.most_alive <= 2 * BATCH
+        assert next(generator, None) is None
+        assert sorted(p.name for batch in batches for p in batch) == sorted(choice.kept)
+    finally:
+        session.manager.close()
 
 
 def test_the_summary_of_a_streamed_plan_is_the_whole_plans(many: str, home: Path, metastore_uri: str) -> None:
