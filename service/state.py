@@ -21,6 +21,7 @@ from hms_catalog.execution.ddl_commands import SYNC_DDL_WAITER
 from hms_catalog.manager import CatalogManager, EventFollowing
 from hms_catalog.model import ExternalCatalog
 from hms_catalog.state import StoreFollower
+from planner.spark.sql import end_spark_jvm
 from service.access import Access, Principal
 from service.actor import Actor, FrontEnd
 from service.audit import AuditLog
@@ -106,5 +107,6 @@ class ServiceState:
             engine_session.extras = dict(self._engine)
         try:
             engine_session.close()
+            end_spark_jvm()  # what a stopped service started does not outlive it
         finally:
             self.manager.close()

@@ -56,12 +56,16 @@ def spark_session(master: str | None = None, remote: str | None = None, app_name
 def end_spark_jvm(timeout: float = 30.0) -> None:
     """End the JVM pyspark started for this process once no SparkContext is left on it, and wait for it.
 
-    ``SparkSession.stop`` keeps pyspark's JVM for a later session; it exits only when this process does (it
-    reads its standard input to the end), seconds after on a busy machine: a service that has stopped would
-    have left a Spark JVM behind it. Closing that input ends the JVM now; a later session starts another. A
-    JVM pyspark did not start (Spark Connect, a gateway handed in) is left alone."""
+    ``SparkSession.stop`` keeps pyspark's JVM for a later session in the process; it exits only after the
+    process does (it reads its standard input to the end), seconds after on a busy machine: a service that
+    said it had stopped had left a Spark JVM behind it. Closing that input ends the JVM now; a later session
+    would start another. A JVM pyspark did not start (Spark Connect, a gateway handed in) is left alone, and
+    nothing is imported when Spark never was."""
     import subprocess
+    import sys
 
+    if "pyspark" not in sys.modules:
+        return
     from pyspark import SparkContext
 
     with SparkContext._lock:
@@ -175,12 +179,11 @@ class CatalogSql:
         return CatalogSql(self.spark, session, owns_spark=False, native_catalogs=self.native_catalogs)
 
     def close(self) -> None:
-        """Stop the SparkSession when this runner started it, and the JVM it started with it; one handed in
-        belongs to its caller."""
+        """Stop the SparkSession when this runner started it; one handed in belongs to its caller. pyspark keeps
+        its JVM for the process's next session (see :func:`end_spark_jvm`)."""
         if self.owns_spark:
             self.owns_spark = False
             self.spark.stop()
-            end_spark_jvm()
 
     def sql(self, query: str, *args: Any, **kwargs: Any) -> Any:
         rewritten, views, natives = self._rewrite(query)
