@@ -53,8 +53,9 @@ def spark_session(master: str | None = None, remote: str | None = None, app_name
     return spark
 
 
-def end_spark_jvm(timeout: float = 30.0) -> None:
-    """End the JVM pyspark started for this process once no SparkContext is left on it, and wait for it.
+def end_spark_jvm(timeout: float = 30.0) -> int | None:
+    """End the JVM pyspark started for this process once no SparkContext is left on it, and wait for it: its exit
+    code, None when there was no such JVM or it did not exit within ``timeout`` seconds (it is killed then).
 
     ``SparkSession.stop`` keeps pyspark's JVM for a later session in the process; it exits only after the
     process does (it reads its standard input to the end), seconds after on a busy machine: a service that
@@ -65,14 +66,14 @@ def end_spark_jvm(timeout: float = 30.0) -> None:
     import sys
 
     if "pyspark" not in sys.modules:
-        return
+        return None
     from pyspark import SparkContext
 
     with SparkContext._lock:
         gateway = SparkContext._gateway
         process = getattr(gateway, "proc", None)
         if SparkContext._active_spark_context is not None or gateway is None or process is None:
-            return
+            return None
         SparkContext._gateway = None
         SparkContext._jvm = None
     with contextlib.suppress(Exception):  # the JVM may be gone already: closing its connections must not fail close()
@@ -81,10 +82,11 @@ def end_spark_jvm(timeout: float = 30.0) -> None:
         with contextlib.suppress(OSError):
             process.stdin.close()
     try:
-        process.wait(timeout=timeout)
+        return int(process.wait(timeout=timeout))
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+        return None
 
 
 def _view_name(table: ExternalTable) -> str:

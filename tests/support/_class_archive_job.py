@@ -6,7 +6,6 @@ then puts it in place when the JVM exited cleanly."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from hms_catalog.demo.loopback import on_loopback
+from planner.spark.sql import end_spark_jvm
 from tests.support.class_archive import finish_dump
 
 
@@ -39,16 +39,8 @@ def main() -> int | None:
         spark.sql("DESCRIBE TABLE EXTENDED facts").collect()
         spark.range(10).write.mode("overwrite").json(str(folder / "json"))
         spark.read.json(str(folder / "json")).count()
-        gateway = spark.sparkContext._gateway
         spark.stop()
-        process = gateway.proc
-        process.stdin.close()  # the driver exits when its stdin closes, writing the archive on the way out
-        try:
-            return int(process.wait(timeout=240))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return None
+        return end_spark_jvm(timeout=240)  # the driver writes the archive on the way out
 
 
 if __name__ == "__main__":
