@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 
@@ -17,6 +18,7 @@ from tests.support.hms import Admin
 from tests.support.service import Server, served
 
 DB = f"conn{os.getpid()}"
+T = TypeVar("T")
 CATALOG = "conn"  # the service's catalog and, registered under the same name, the Spark catalog
 
 
@@ -36,6 +38,17 @@ def service_plan(service: Server, catalog: str, database: str, table: str, where
         return SplitPlan.loads(client.plan(catalog, database, table, where))
     finally:
         client.close()
+
+
+def heard(observe: Callable[[], T], done: Callable[[T], bool], failure: str, *, every: float = 0.2) -> T:
+    """What ``observe()`` answers once ``done`` holds of it, asked again every ``every`` seconds: a running driver
+    hears of a change on the service's change feed a moment after the change was made. Fails with ``failure``
+    after 30 s."""
+    deadline = time.monotonic() + 30
+    while not done(seen := observe()):
+        assert time.monotonic() < deadline, failure
+        time.sleep(every)
+    return seen
 
 
 @contextlib.contextmanager

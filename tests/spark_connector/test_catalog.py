@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import urllib.request
 from typing import Any
 
 import pytest
 
-from tests.spark_connector.conftest import CATALOG, registered
+from tests.spark_connector.conftest import CATALOG, heard, registered
 from tests.support.service import Server
 
 
@@ -70,10 +69,8 @@ def test_a_refresh_elsewhere_reaches_the_running_driver(spark: Any, connected: s
                            connector_service.token, "-e", f"REFRESH TABLE {connected}.{written}.grows"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    deadline = time.monotonic() + 30
-    while spark.table(f"{connected}.{written}.grows").columns != ["id", "note"]:
-        assert time.monotonic() < deadline, "the driver's catalog did not follow the service's change feed"
-        time.sleep(0.2)
+    heard(lambda: spark.table(f"{connected}.{written}.grows").columns, lambda columns: columns == ["id", "note"],
+          "the driver's catalog did not follow the service's change feed")
     rows = spark.sql(f"SELECT id, note FROM {connected}.{written}.grows").collect()
     assert sorted((row.id, row.note) for row in rows) == [(1, None), (2, "two")]
 
@@ -113,10 +110,8 @@ def test_plans_are_kept_by_the_driver_until_the_table_changes(spark: Any, connec
         client.refresh(CATALOG, written, "kept")  # the change feed tells the driver
     finally:
         client.close()
-    deadline = time.monotonic() + 30
-    while sorted(spark.sql(query).collect()) != [(1, 1), (2, 1)]:
-        assert time.monotonic() < deadline, "the driver kept a plan after its table changed"
-        time.sleep(0.2)
+    heard(lambda: sorted(spark.sql(query).collect()), lambda rows: rows == [(1, 1), (2, 1)],
+          "the driver kept a plan after its table changed")
 
 
 def test_a_catalog_of_several_service_urls_fails_over_to_one_that_answers(spark: Any, connector_service: Server,

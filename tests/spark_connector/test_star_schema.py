@@ -4,14 +4,13 @@ dimension side, the same join strategies (statistics), aggregates answered from 
 from __future__ import annotations
 
 import os
-import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.spark_connector.conftest import CATALOG
+from tests.spark_connector.conftest import CATALOG, heard
 from tests.support.service import Server
 from tests.support.spark_plans import executed_text, join_strategies, plan_nodes, scan_metrics
 from tests.support.spark_settings import spark_settings
@@ -102,11 +101,8 @@ def test_statistics_spark_analysed_reach_the_optimizer(spark: Any, connected: st
     with spark_settings(spark, {"spark.sql.cbo.enabled": "true"}):
         # The driver hears of the refresh on the service's change feed, a moment after the refresh answered (on a
         # loaded machine, after the first plan): until then it plans with the table as it had it.
-        deadline = time.monotonic() + 30
-        while not (ours := spark.sql(f"SELECT * FROM {connected}.{star}.dates")._jdf.queryExecution()
-                   .optimizedPlan().stats()).rowCount().isDefined():
-            assert time.monotonic() < deadline, "the driver's catalog did not follow the service's change feed"
-            time.sleep(0.2)
+        ours = heard(lambda: spark.sql(f"SELECT * FROM {connected}.{star}.dates")._jdf.queryExecution().optimizedPlan().stats(),
+                     lambda stats: stats.rowCount().isDefined(), "the driver's catalog did not follow the service's change feed")
         theirs = spark.sql(f"SELECT * FROM spark_catalog.{star}.dates")._jdf.queryExecution().optimizedPlan().stats()
         assert str(ours.rowCount().get()) == str(theirs.rowCount().get()) == str(DAYS)
         attribute = next(a for a in _seq(ours.attributeStats().keys().toSeq()) if a.name() == "d_moy")

@@ -27,7 +27,7 @@ import pytest
 import requests
 
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
-from tests.spark_connector.conftest import registered
+from tests.spark_connector.conftest import heard, registered
 from tests.support.s3 import S3Server
 from tests.support.service import Server, served, tokens_file
 from tests.support.sts import assumable_role, assume_role_requests
@@ -173,10 +173,8 @@ def test_spark_reads_and_writes_a_role_catalogs_table_with_its_token_only(
     assert used and all(key.startswith("ASIA") and token == "true" for key, token in used), used
 
     # A session is used again while it has half its life left: reading again asks STS nothing
-    deadline = time.monotonic() + 30  # the read catalog's cache hears of the insert through the change feed
-    while _rows(spark, f"{reader}.{table}") != [(1, "/a"), (2, "/b"), (3, "/c")]:
-        assert time.monotonic() < deadline, "the read catalog never saw the insert"
-        time.sleep(1)
+    heard(lambda: _rows(spark, f"{reader}.{table}"), lambda rows: rows == [(1, "/a"), (2, "/b"), (3, "/c")],
+          "the read catalog never saw the insert", every=1)
     assert len(_sts_requests(s3_server, "hms-svend-sparkro")) == 1
 
     # No long-lived secret reached Spark: not its conf, nor the session's Hadoop conf, nor any FileSystem
