@@ -31,6 +31,9 @@ class StorageBlockLocator(BlockLocator):
     def asks(self, path: str) -> bool:
         return self._storage.is_hadoop(path) or self._fallback.asks(path)
 
+    def make_up(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
+        return self._fallback.make_up(files, block_size)  # none is on a Hadoop filesystem: asks() said so
+
     def locate_all(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
         hadoop = [index for index, (path, _) in enumerate(files) if self._storage.is_hadoop(path)]
         if not hadoop:

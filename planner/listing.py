@@ -66,6 +66,11 @@ class BlockLocator:
     def locate_all(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
         return [self.locate(path, size, block_size) for path, size in files]
 
+    def make_up(self, files: Sequence[tuple[str, int]], block_size: int) -> list[Blocks]:
+        """Blocks of files for which :meth:`asks` said no: a locator that sorts files by kind overrides this to
+        skip sorting them again (a listing asks ``asks`` of every file first)."""
+        return self.locate_all(files, block_size)
+
 
 class LocalBlockLocator(BlockLocator):
     """Blocks of ``block_size`` for filesystems that do not place blocks on hosts.
@@ -226,7 +231,7 @@ def with_blocks(files: Sequence[tuple[str, int, int]], caches: CatalogCaches, lo
     unknown = [identity for identity, blocks in known.items() if blocks is None]
     made_up = [identity for identity, asks in zip(files, asked) if not asks]
     if made_up:
-        known.update(zip(made_up, locator.locate_all([(path, size) for path, size, _ in made_up], block_size)))
+        known.update(zip(made_up, locator.make_up([(path, size) for path, size, _ in made_up], block_size)))
     if unknown:
         ticket = caches.file_blocks.ticket()
         located = locator.locate_all([(path, size) for path, size, _ in unknown], block_size)
