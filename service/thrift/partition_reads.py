@@ -45,6 +45,12 @@ def _limited(items: Sequence[Any], max_parts: int | None) -> list[Any]:
     return list(items) if max_parts is None or max_parts < 0 else list(items[:max_parts])
 
 
+def _limited_names(names: Sequence[str], max_parts: int | None) -> list[str]:
+    """``get_partition_names``'s own limit: there (and only there) the metastore takes 0, like a negative
+    limit, for every name (it sets a range only for a limit above 0)."""
+    return _limited(names, None if max_parts == 0 else max_parts)
+
+
 class _Partitions:
     """One table's partitions in one catalog's caches. What reaches the metastore does so within ``reaching``: while
     the catalog's metastore is known down, what the caches lack fails at once (:meth:`CatalogHealth.reaching`)."""
@@ -67,9 +73,15 @@ class _Partitions:
 
     def names(self) -> tuple[str, ...]:
         client = self.catalog.client
+
+        def fetched() -> tuple[str, ...]:
+            # The table first (cached once loaded): Hive 2.3 answers get_partition_names of a missing table with an
+            # internal error, where a client is owed the NoSuchObjectException get_partitions declares.
+            self.catalog.table(self.database, self.table).thrift  # noqa: B018 - loaded for its NotFoundError
+            return tuple(client.get_partition_names(self.database, self.table))
+
         with self.reaching():
-            return self.catalog.caches.partition_values.get(
-                self.key(""), lambda: tuple(client.get_partition_names(self.database, self.table)))
+            return self.catalog.caches.partition_values.get(self.key(""), fetched)
 
     def key_types(self) -> dict[str, str]:
         with self.reaching():
@@ -117,7 +129,7 @@ class PartitionReads:
     @translated("get_partition_names")
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         _, partitions = self._partitions(db_name, tbl_name)
-        return _limited(partitions.names(), max_parts)
+        return _limited_names(partitions.names(), max_parts)
 
     @translated("get_partitions")
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[ttypes.Partition]:
@@ -132,12 +144,13 @@ class PartitionReads:
     @translated("get_partition_names_ps")
     def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
         _, partitions = self._partitions(db_name, tbl_name)
-        return _limited(_matching(partitions.names(), part_vals), max_parts)
+        return _limited(_matching(partitions.names(), _partial_spec(partitions, part_vals)), max_parts)
 
     @translated("get_partitions_ps")
     def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[ttypes.Partition]:
         route, partitions = self._partitions(db_name, tbl_name)
-        return self._answer(route, partitions.objects(_limited(_matching(partitions.names(), part_vals), max_parts)))
+        matching = _matching(partitions.names(), _partial_spec(partitions, part_vals))
+        return self._answer(route, partitions.objects(_limited(matching, max_parts)))
 
     @translated("get_partitions_ps_with_auth")
     def get_partitions_ps_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int,
@@ -227,6 +240,17 @@ class PartitionReads:
             return [name for name in partitions.names() if parsed.matches(dict(parse_partition_name(name)))]
         except HmsCatalogError:
             return None
+
+
+def _partial_spec(partitions: _Partitions, part_vals: Sequence[str] | None) -> list[str]:
+    """``part_vals`` of a ``_ps`` call, checked as the metastore checks them: one value or more, and no more
+    values than the table has partition keys."""
+    values = list(part_vals or ())
+    keys = len(partitions.key_types())
+    if not values or len(values) > keys:
+        raise HmsCatalogError(f"{len(values)} partition values given for a table of {keys} partition keys: "
+                              f"a partial specification gives 1 to {keys} values, '' for any value")
+    return values
 
 
 def _matching(names: Sequence[str], part_vals: Sequence[str]) -> list[str]:

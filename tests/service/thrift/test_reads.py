@@ -247,6 +247,8 @@ def test_partition_reads_equal_the_metastores_own(endpoint: Endpoint, client: Me
     assert len(names) == 20 and "s=c d/i=1" in names and "s=e%3Af/i=4" in names
     assert client.get_partition_names(db, "events", -1) == names
     assert client.get_partition_names(db, "events", 3) == names[:3]
+    assert client.get_partition_names(db, "events", 0) == direct.get_partition_names(db, "events", 0) == names  # 0: all
+    assert client.get_partitions(db, "events", 0) == direct.get_partitions(db, "events", 0) == []
     everything = by_values(direct.get_partitions(db, "events", -1))
     assert by_values(client.get_partitions(db, "events", -1)) == everything
     assert len(client.get_partitions(db, "events", 5)) == 5
@@ -273,6 +275,17 @@ def test_partition_reads_equal_the_metastores_own(endpoint: Endpoint, client: Me
         client.get_partition(db, "events", ["zzz", "9"])
     with pytest.raises(ttypes.MetaException):
         client.get_partition(db, "events", ["a"])
+    for values in ([], ["a", "1", "extra"]):  # a partial spec of no value, or of more values than keys
+        for asking in (direct, client):
+            with pytest.raises(ttypes.MetaException):
+                asking.get_partition_names_ps(db, "events", values, -1)
+            with pytest.raises(ttypes.MetaException):
+                asking.get_partitions_ps(db, "events", values, -1)
+    with pytest.raises(ttypes.NoSuchObjectException):  # the metastore's own answer to it
+        direct.get_partitions(db, "missing", -1)
+    for call in (client.get_partitions, client.get_partition_names):  # the metastore fails the second internally
+        with pytest.raises(ttypes.NoSuchObjectException, match="missing"):
+            call(db, "missing", -1)
 
     other = f"other__{db}"
     assert client.get_partition_names(other, "events", -1) == names
