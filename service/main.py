@@ -153,7 +153,11 @@ class ServeCommand:
             port = args.thrift_port if args.thrift_port is not None else _env_int(THRIFT_PORT_ENV)
             plan_wait = args.iceberg_plan_wait if args.iceberg_plan_wait is not None else _env_seconds(PLAN_WAIT_ENV, PLAN_WAIT_SECONDS)
             lease = args.event_lease if args.event_lease is not None else _env_seconds(EVENT_LEASE_ENV, LEASE_SECONDS_DEFAULT)
-            cache_memory = _cache_memory(args.cache_memory)
+            try:
+                cache_memory = _cache_memory(args.cache_memory)
+            except ConfigurationError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2 if args.cache_memory is not None else 1  # a bad argument is 2, as those below; the environment's 1
             if plan_wait < 0:
                 print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
                 return 2

@@ -58,6 +58,9 @@ def parse_size(text: str | int, what: str = "--cache-memory") -> int | None:
     if found is None or unit is None:
         raise ConfigurationError(f"{what} must be a size such as 512MiB, 2GiB or 1073741824 (bytes), or "
                                  f"'{UNLIMITED}'; got {value!r}")
+    if unit == 1 and "." in found.group(1):
+        raise ConfigurationError(f"{what} must be a whole number of bytes, or a size with a unit such as 1.5GiB; "
+                                 f"got {value!r}")
     size = int(float(found.group(1)) * unit)
     if size < 1:
         raise ConfigurationError(f"{what} must be at least 1 byte, got {value!r}")

@@ -16,6 +16,7 @@ from hms_catalog.metastore import (
     MetastoreAlreadyRunning,
     MetastoreDatabase,
     MetastoreKerberos,
+    PostgresDatabase,
     parse_database,
 )
 
@@ -111,7 +112,11 @@ def _database(given: str | None, password_file: Path | None) -> MetastoreDatabas
             raise ConfigurationError(f"--db-password-file {password_file}: cannot read it: {error.strerror}") from error
         if given is None:
             raise ConfigurationError("--db-password-file goes with --db postgresql://USER@HOST/DATABASE")
-    return None if given is None else parse_database(given, password=password)
+    database = None if given is None else parse_database(given, password=password)
+    if password is not None and isinstance(database, PostgresDatabase) and database.own_server:
+        raise ConfigurationError("--db-password-file goes with a server given by URL (postgresql://USER@HOST/DATABASE); "
+                                 f"--db {given} is a server of the metastore's own, which makes its own password")
+    return database
 
 
 def _start(metastore: EmbeddedMetastore) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -45,6 +46,8 @@ __all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "Metasto
 
 DEFAULT_PORT = 9083
 _MARKER = "-Dhms_catalog.metastore.dir="
+# The JDBC driver's words for a server that refused the connection or the login, in the metastore's logs.
+_DRIVER_REFUSAL = re.compile(r"org\.postgresql\.util\.PSQLException: (.+)")
 _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
 # Extra options for the metastore's JVMs (the server and the preparer), as HADOOP_OPTS is for Hive's own scripts:
 # the test suite sets -XX:TieredStopAtLevel=1 there, which halves the CPU of a short-lived metastore.
@@ -189,6 +192,7 @@ class EmbeddedMetastore:
         with self._state.start_lock():
             running = self.status()
             if running.running and running.uri and running.pid:
+                self._check_same_database()
                 raise MetastoreAlreadyRunning(self.directory, running.uri, running.pid)
             java = find_java_tool("java")
             if java is None:
@@ -250,7 +254,7 @@ class EmbeddedMetastore:
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             )
         uri = f"thrift://127.0.0.1:{port}"
-        self._wait_until_ready(MetastoreUri("127.0.0.1", port), login)
+        self._wait_until_ready(MetastoreUri("127.0.0.1", port), login, reached)
         self._state.write(ServerState(
             pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
             principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
@@ -316,6 +320,30 @@ class EmbeddedMetastore:
         tail = "\n".join(chunks) or "(the server wrote no log)"
         return tail.replace(self._secret, MASK) if self._secret else tail  # a driver's error might quote it
 
+    def _check_same_database(self) -> None:
+        """For a start that finds the server running: a database asked for that is not the one it runs on is an
+        error, where the same one (or none asked) is an idempotent start."""
+        remembered = self._state.remembered_database() or "derby"
+        if self._database is None:
+            return
+        try:
+            same = parse_database(remembered) == self._database  # the password is not compared
+        except ConfigurationError:
+            same = False
+        if not same:
+            raise EmbeddedMetastoreError(
+                f"a metastore is already running for {self.directory} on {self._remembered_database()}, not on "
+                f"{self._database.describe()} as asked; stop it first to start it on another database")
+
+    def _database_refusal(self) -> str | None:
+        """The PostgreSQL server's refusal the JDBC driver logged (a wrong password or user, a database that does
+        not exist, a server that cannot be reached), as one line; None when the logs hold none."""
+        for line in self.log_tail(lines=400).splitlines():
+            found = _DRIVER_REFUSAL.search(line)
+            if found is not None:
+                return found.group(1).strip()
+        return None
+
     def _remembered_database(self) -> str:
         """The database of this directory's last start, as it may be shown, even when it no longer parses."""
         remembered = self._state.remembered_database() or "derby"
@@ -336,11 +364,16 @@ class EmbeddedMetastore:
             raise MetastorePortInUse(self.directory, port, remembered=remembered is not None)
         return port
 
-    def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None) -> None:
+    def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None, reached: MetastoreDatabase) -> None:
         assert self._process is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
+                refused = self._database_refusal() if isinstance(reached, PostgresDatabase) else None
+                if refused is not None:  # the reason first, not under sixty lines of the driver's stack
+                    raise EmbeddedMetastoreError(
+                        f"the metastore could not open its database {reached.describe()}: {refused} (its logs: "
+                        f"{self.log_file}, {self.directory / 'metastore.out'})")
                 raise EmbeddedMetastoreError(
                     f"the metastore exited with status {self._process.returncode} while starting:\n{self.log_tail()}"
                 )

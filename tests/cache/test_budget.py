@@ -40,7 +40,7 @@ def test_sizes_are_read_as_people_write_them(text: str | int, size: int | None) 
     assert parse_size(text) == size
 
 
-@pytest.mark.parametrize("text", ["", "lots", "1 GiBs", "-5MiB", "0", "0.1B", "1,5GB", 0, -1, "1e9"])
+@pytest.mark.parametrize("text", ["", "lots", "1 GiBs", "-5MiB", "0", "0.1B", "1,5GB", 0, -1, "1e9", "1.7"])
 def test_a_size_that_cannot_be_read_is_refused_naming_the_setting_and_the_value(text: str | int) -> None:
     with pytest.raises(ConfigurationError) as raised:
         parse_size(text, "--cache-memory")

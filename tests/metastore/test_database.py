@@ -169,3 +169,5 @@ def test_the_cli_reads_the_password_from_a_file_and_says_what_is_wrong(tmp_path:
         _database("postgresql://hive@h/m", tmp_path / "absent")
     with pytest.raises(ConfigurationError, match="goes with --db"):
         _database(None, secret)
+    with pytest.raises(ConfigurationError, match="a server of the metastore's own, which makes its own password"):
+        _database("postgresql", secret)  # never silently left unused

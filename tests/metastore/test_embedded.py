@@ -157,6 +157,13 @@ def test_a_second_start_on_a_running_directory_says_so(metastore: EmbeddedMetast
     with pytest.raises(MetastoreAlreadyRunning, match="already running") as running:
         EmbeddedMetastore(metastore.directory).start()
     assert running.value.uri == metastore.uri
+    with pytest.raises(MetastoreAlreadyRunning):  # the database it runs on, asked for again: the same start
+        EmbeddedMetastore(metastore.directory, database="derby").start()
+    elsewhere = "postgresql://hive:secret@db.example:5432/metastore"
+    with pytest.raises(EmbeddedMetastoreError) as moved:  # another one: never taken for the one it runs on
+        EmbeddedMetastore(metastore.directory, database=elsewhere).start()
+    assert "already running" in str(moved.value) and "on derby, not on postgresql://hive:******@db.example" in str(moved.value)
+    assert "secret" not in str(moved.value) and metastore.status().running
 
 
 def test_changes_are_written_to_the_notification_log(admin: Admin, unique_name: str) -> None:

@@ -90,7 +90,7 @@ def test_a_budget_below_the_catalogs_needs_holds_and_evicted_tables_are_loaded_a
 
 def test_a_cache_memory_that_cannot_be_read_stops_the_start_naming_it(home: Path) -> None:
     ran = run_cli(["--home", str(home), "serve", "--port", "0", "--cache-memory", "lots"], timeout=60)
-    assert ran.returncode == 1 and "--cache-memory" in ran.stderr and "'lots'" in ran.stderr, ran.stderr
+    assert ran.returncode == 2 and "--cache-memory" in ran.stderr and "'lots'" in ran.stderr, ran.stderr  # a bad argument
     ran = run_cli(["--home", str(home), "serve", "--port", "0"], env={**os.environ, "HMS_CATALOG_CACHE_MEMORY": "2XB"},
                   timeout=60)
     assert ran.returncode == 1 and "$HMS_CATALOG_CACHE_MEMORY" in ran.stderr and "'2XB'" in ran.stderr, ran.stderr
