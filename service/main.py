@@ -157,7 +157,7 @@ class ServeCommand:
                 cache_memory = _cache_memory(args.cache_memory)
             except ConfigurationError as error:
                 print(f"error: {error}", file=sys.stderr)
-                return 2 if args.cache_memory is not None else 1  # a bad argument is 2, as those below; the environment's 1
+                return 2 if args.cache_memory is not None else 1  # a bad --cache-memory is 2; $HMS_CATALOG_CACHE_MEMORY's 1
             if plan_wait < 0:
                 print(f"error: --iceberg-plan-wait must be at least 0, got {plan_wait:g}", file=sys.stderr)
                 return 2

@@ -27,7 +27,7 @@ from hms_catalog.errors import ConfigurationError, EmbeddedMetastoreError
 
 __all__ = [
     "DATABASE_PASSWORD_ENV", "JDBC_DRIVER_ENV", "JDBC_PACKAGE", "DerbyDatabase", "MetastoreDatabase",
-    "PostgresDatabase", "jdbc_driver_jar", "mask_database_url", "parse_database",
+    "PostgresDatabase", "driver_refusal", "jdbc_driver_jar", "mask_database_url", "parse_database", "same_database",
 ]
 
 DATABASE_PASSWORD_ENV = "HMS_CATALOG_METASTORE_DB_PASSWORD"
@@ -41,6 +41,8 @@ _FORMS = "derby, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgresq
 # user:password@ in anything that looks like a URL, parsable or not, up to its last @ (a password may hold
 # one, or a slash, unencoded): what an error message may quote of it
 _USERINFO = re.compile(r"(?P<head>//[^/@:?#]*:).*@", re.DOTALL)
+# The JDBC driver's words for a server that refused the connection or the login, as the metastore logs them.
+_DRIVER_REFUSAL = re.compile(r"org\.postgresql\.util\.PSQLException: (.+)")
 
 
 @dataclass(frozen=True)
@@ -217,3 +219,18 @@ def jdbc_driver_jar() -> Path:
             f"Debian's {JDBC_PACKAGE} (apt-get install {JDBC_PACKAGE}), or set {JDBC_DRIVER_ENV} to a postgresql-42.x.jar"
         )
     return jar
+
+
+def same_database(one: MetastoreDatabase, other: MetastoreDatabase) -> bool:
+    """Whether two choices are the same database: equal but for the password (never compared) and the order of
+    the JDBC options."""
+    if isinstance(one, PostgresDatabase) and isinstance(other, PostgresDatabase):
+        return replace(one, options=tuple(sorted(one.options))) == replace(other, options=tuple(sorted(other.options)))
+    return one == other
+
+
+def driver_refusal(log: str) -> str | None:
+    """The first refusal PostgreSQL's JDBC driver logged in ``log`` (a wrong password or user, a database that
+    does not exist, a server that cannot be reached), as one line; None when it logged none."""
+    found = _DRIVER_REFUSAL.search(log)
+    return found.group(1).strip() if found is not None else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -25,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from hms_catalog._secrets import MASK
 from hms_catalog.errors import AuthenticationError, ConfigurationError, EmbeddedMetastoreError
 from hms_catalog.jdk import find_java_tool, spark_jars_dir
 from hms_catalog.kerberos.config import (
@@ -34,8 +32,16 @@ from hms_catalog.kerberos.config import (
 )
 from hms_catalog.kerberos.login import KerberosLogin
 from hms_catalog.metastore import _backend, _derby, _setup
-from hms_catalog.metastore._database import MetastoreDatabase, PostgresDatabase, mask_database_url, parse_database
+from hms_catalog.metastore._database import (
+    MetastoreDatabase,
+    PostgresDatabase,
+    driver_refusal,
+    mask_database_url,
+    parse_database,
+    same_database,
+)
 from hms_catalog.metastore._errors import MetastoreAlreadyRunning, MetastorePortInUse
+from hms_catalog.metastore._logs import log_tail, written_since
 from hms_catalog.metastore._process import alive, answers, free_port, listening, port_free
 from hms_catalog.metastore._state import ServerState, ServerStateFile
 from hms_catalog.metastore.kerberos import MetastoreKerberos
@@ -46,8 +52,6 @@ __all__ = ["EmbeddedMetastore", "MetastoreKerberos", "MetastoreStatus", "Metasto
 
 DEFAULT_PORT = 9083
 _MARKER = "-Dhms_catalog.metastore.dir="
-# The JDBC driver's words for a server that refused the connection or the login, in the metastore's logs.
-_DRIVER_REFUSAL = re.compile(r"org\.postgresql\.util\.PSQLException: (.+)")
 _JAVA_OPENS = [f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in ("java.lang", "java.net", "java.util", "java.nio")]
 # Extra options for the metastore's JVMs (the server and the preparer), as HADOOP_OPTS is for Hive's own scripts:
 # the test suite sets -XX:TieredStopAtLevel=1 there, which halves the CPU of a short-lived metastore.
@@ -246,6 +250,7 @@ class EmbeddedMetastore:
         if helpers and not isinstance(reached, PostgresDatabase):
             _derby.prepare(self.directory, jars, base, classpath, env, self.log_tail)
         port = self._choose_port()
+        log_from = self.log_file.stat().st_size if self.log_file.exists() else 0  # the log is appended to
         out = open(self.directory / "metastore.out", "wb")  # noqa: SIM115 - handed to the child
         with out:
             self._process = subprocess.Popen(
@@ -254,7 +259,7 @@ class EmbeddedMetastore:
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             )
         uri = f"thrift://127.0.0.1:{port}"
-        self._wait_until_ready(MetastoreUri("127.0.0.1", port), login, reached)
+        self._wait_until_ready(MetastoreUri("127.0.0.1", port), login, reached, log_from)
         self._state.write(ServerState(
             pid=self._process.pid, port=port, uri=uri, events=self.events_enabled, started_at=time.time(),
             principal=secure.principal if secure else None, keytab=str(secure.keytab) if secure else None,
@@ -311,46 +316,35 @@ class EmbeddedMetastore:
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the server's log and console output, for error messages."""
-        chunks = []
-        for path in (self.log_file, self.directory / "metastore.out"):
-            if path.exists():
-                text = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
-                if text:
-                    chunks.append(f"--- {path} ---\n" + "\n".join(text))
-        tail = "\n".join(chunks) or "(the server wrote no log)"
-        return tail.replace(self._secret, MASK) if self._secret else tail  # a driver's error might quote it
+        return log_tail((self.log_file, self.directory / "metastore.out"), self._secret, lines)
 
     def _check_same_database(self) -> None:
         """For a start that finds the server running: a database asked for that is not the one it runs on is an
         error, where the same one (or none asked) is an idempotent start."""
-        remembered = self._state.remembered_database() or "derby"
         if self._database is None:
             return
-        try:
-            same = parse_database(remembered) == self._database  # the password is not compared
-        except ConfigurationError:
-            same = False
-        if not same:
+        shown, remembered = self._remembered()
+        if remembered is None or not same_database(remembered, self._database):
             raise EmbeddedMetastoreError(
-                f"a metastore is already running for {self.directory} on {self._remembered_database()}, not on "
+                f"a metastore is already running for {self.directory} on {shown}, not on "
                 f"{self._database.describe()} as asked; stop it first to start it on another database")
 
-    def _database_refusal(self) -> str | None:
-        """The PostgreSQL server's refusal the JDBC driver logged (a wrong password or user, a database that does
-        not exist, a server that cannot be reached), as one line; None when the logs hold none."""
-        for line in self.log_tail(lines=400).splitlines():
-            found = _DRIVER_REFUSAL.search(line)
-            if found is not None:
-                return found.group(1).strip()
-        return None
+    def _database_refusal(self, log_from: int) -> str | None:
+        """The refusal PostgreSQL's driver logged in this start (from ``log_from`` of the log on), as one line."""
+        return driver_refusal(written_since(self.log_file, log_from, self.directory / "metastore.out", self._secret))
 
-    def _remembered_database(self) -> str:
-        """The database of this directory's last start, as it may be shown, even when it no longer parses."""
+    def _remembered(self) -> tuple[str, MetastoreDatabase | None]:
+        """The database of this directory's last start: as it may be shown, even when it no longer parses, and
+        parsed (None when it does not)."""
         remembered = self._state.remembered_database() or "derby"
         try:
-            return parse_database(remembered).describe()
+            parsed = parse_database(remembered)
         except ConfigurationError:
-            return mask_database_url(remembered)
+            return mask_database_url(remembered), None
+        return parsed.describe(), parsed
+
+    def _remembered_database(self) -> str:
+        return self._remembered()[0]
 
     def _choose_port(self) -> int:
         """The port to listen on (see the class); MetastorePortInUse when it is taken."""
@@ -364,12 +358,13 @@ class EmbeddedMetastore:
             raise MetastorePortInUse(self.directory, port, remembered=remembered is not None)
         return port
 
-    def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None, reached: MetastoreDatabase) -> None:
+    def _wait_until_ready(self, uri: MetastoreUri, login: KerberosLogin | None, reached: MetastoreDatabase,
+                          log_from: int) -> None:
         assert self._process is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                refused = self._database_refusal() if isinstance(reached, PostgresDatabase) else None
+                refused = self._database_refusal(log_from) if isinstance(reached, PostgresDatabase) else None
                 if refused is not None:  # the reason first, not under sixty lines of the driver's stack
                     raise EmbeddedMetastoreError(
                         f"the metastore could not open its database {reached.describe()}: {refused} (its logs: "

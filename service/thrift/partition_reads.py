@@ -144,12 +144,14 @@ class PartitionReads:
     @translated("get_partition_names_ps")
     def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
         _, partitions = self._partitions(db_name, tbl_name)
-        return _limited(_matching(partitions.names(), _partial_spec(partitions, part_vals)), max_parts)
+        spec = _partial_spec(partitions, part_vals)  # refused before any name is fetched
+        return _limited(_matching(partitions.names(), spec), max_parts)
 
     @translated("get_partitions_ps")
     def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[ttypes.Partition]:
         route, partitions = self._partitions(db_name, tbl_name)
-        matching = _matching(partitions.names(), _partial_spec(partitions, part_vals))
+        spec = _partial_spec(partitions, part_vals)
+        matching = _matching(partitions.names(), spec)
         return self._answer(route, partitions.objects(_limited(matching, max_parts)))
 
     @translated("get_partitions_ps_with_auth")
@@ -247,6 +249,9 @@ def _partial_spec(partitions: _Partitions, part_vals: Sequence[str] | None) -> l
     values than the table has partition keys."""
     values = list(part_vals or ())
     keys = len(partitions.key_types())
+    if keys == 0:
+        raise HmsCatalogError(f"table {partitions.database}.{partitions.table} is not partitioned: it has no partition "
+                              "keys to give values of")
     if not values or len(values) > keys:
         raise HmsCatalogError(f"{len(values)} partition values given for a table of {keys} partition keys: "
                               f"a partial specification gives 1 to {keys} values, '' for any value")

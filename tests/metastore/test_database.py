@@ -23,6 +23,7 @@ from hms_catalog.metastore import (
     _setup,
     parse_database,
 )
+from hms_catalog.metastore._database import same_database
 from hms_catalog.metastore._state import DATABASE_FILE, ServerStateFile
 
 SECRET = "s3cr@t/pa:ss"  # an @, a slash and a colon: each must be percent-encoded in a URL
@@ -171,3 +172,14 @@ def test_the_cli_reads_the_password_from_a_file_and_says_what_is_wrong(tmp_path:
         _database(None, secret)
     with pytest.raises(ConfigurationError, match="a server of the metastore's own, which makes its own password"):
         _database("postgresql", secret)  # never silently left unused
+
+
+def test_the_same_database_whatever_the_password_and_the_order_of_its_options() -> None:
+    remembered = parse_database("postgresql://hive:one@db.example/m?ssl=true&sslmode=require")
+    assert same_database(remembered, parse_database("postgresql://hive:two@DB.example:5432/m?sslmode=require&ssl=true"))
+    assert not same_database(remembered, parse_database("postgresql://hive@db.example/m?ssl=true"))
+    assert not same_database(remembered, parse_database("postgresql://hive@db.example/other?ssl=true&sslmode=require"))
+    assert same_database(parse_database("postgresql"), parse_database("postgres:///metastore"))
+    assert same_database(parse_database("derby"), parse_database("derby"))
+    assert not same_database(parse_database("derby"), parse_database("postgresql"))
+

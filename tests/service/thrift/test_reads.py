@@ -286,6 +286,9 @@ def test_partition_reads_equal_the_metastores_own(endpoint: Endpoint, client: Me
     for call in (client.get_partitions, client.get_partition_names):  # the metastore fails the second internally
         with pytest.raises(ttypes.NoSuchObjectException, match="missing"):
             call(db, "missing", -1)
+    for ps_call in (client.get_partitions_ps, client.get_partition_names_ps):
+        with pytest.raises(ttypes.NoSuchObjectException, match="missing"):
+            ps_call(db, "missing", ["a"], -1)
 
     other = f"other__{db}"
     assert client.get_partition_names(other, "events", -1) == names
