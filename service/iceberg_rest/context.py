@@ -27,7 +27,7 @@ from hms_catalog.model import ExternalCatalog
 from service.access import Access, Principal
 from service.actor import Actor, FrontEnd
 from service.iceberg_rest.errors import IcebergError
-from service.iceberg_rest.paging import page
+from service.paging import page
 from service.state import ServiceState
 
 __all__ = ["IcebergContext", "NAMESPACE_SEPARATOR", "namespace_of"]
@@ -76,7 +76,7 @@ class IcebergContext:
         self.database_exists(catalog, namespace)
         database = catalog.database(namespace)
         names = [m.table.tableName.lower() for m in database.tables_metadata(database.table_names()) if keep(m)]
-        shown, token = page(names, page_token, page_size)
+        shown, token = page(names, page_token, page_size, token_name="pageToken")
         return {"identifiers": [{"namespace": [namespace], "name": name} for name in shown], "next-page-token": token}
 
     def metadata_location(self, catalog: ExternalCatalog, database: str, table: str) -> str:

@@ -18,7 +18,7 @@ from hms_catalog.client.writes import MetastoreWrites
 from hms_catalog.errors import AlreadyExistsError
 from service.iceberg_rest.context import NAMESPACE_SEPARATOR, IcebergContext, namespace_of
 from service.iceberg_rest.errors import IcebergError, IcebergRoute
-from service.iceberg_rest.paging import page
+from service.paging import page
 from service.routes._common import Who
 
 __all__ = ["router"]
@@ -57,7 +57,7 @@ def router(context: IcebergContext) -> APIRouter:
         if parent:
             context.database_exists(catalog, namespace_of(parent.split(NAMESPACE_SEPARATOR)[0]))
             return {"namespaces": []}  # single-level: no namespace has children
-        names, token = page(list(catalog.database_names()), page_token, page_size)
+        names, token = page(list(catalog.database_names()), page_token, page_size, token_name="pageToken")
         return {"namespaces": [[name] for name in names], "next-page-token": token}
 
     @routes.post("")

@@ -14,6 +14,7 @@ from hms_catalog.formats.partition_names import parse_partition_name
 from hms_catalog.sql import ast, ast_ddl
 from hms_catalog.sql.parser import parse_expression
 from service.ddl_bodies import AddPartitionsBody, DdlAnswer, RecoverBody
+from service.paging import page
 from service.routes._common import Acting, Sync, rest_statement, run_ddl
 from service.routes._route import ServiceRoute
 from service.routes.ddl import TABLE
@@ -26,6 +27,7 @@ PARTITIONS = TABLE + "/partitions"
 
 class PartitionList(BaseModel):
     partitions: list[str]
+    next_page_token: str | None = None  # with page_size: the page_token of the next page (None: this was the last)
 
 
 def router(state: ServiceState) -> APIRouter:
@@ -34,11 +36,18 @@ def router(state: ServiceState) -> APIRouter:
     @routes.get(PARTITIONS)
     def list_partitions(catalog: str, database: str, table: str, who: Acting,
                         where: Annotated[str | None, Query(description="a predicate on partition columns: dt >= '2024-01-01' "
-                                                                       "AND h > 2 (typed comparison)")] = None) -> PartitionList:
+                                                                       "AND h > 2 (typed comparison)")] = None,
+                        page_size: Annotated[int | None, Query(ge=1, description="at most this many names, the answer's "
+                                                                                 "next_page_token asking for the rest")] = None,
+                        page_token: Annotated[str | None, Query(description="the next_page_token of the page before")] = None,
+                        ) -> PartitionList:
+        """SHOW PARTITIONS' names in their order, all of them or a page at a time: a page starts after the name
+        its token holds, so a partition added or dropped between two pages shifts nothing already seen."""
         statement = ast_ddl.ShowPartitions(ast.TableName(catalog, database, table),
                                            where=None if where is None else parse_expression(where))
         result = state.session(who).execute(statement)
-        return PartitionList(partitions=[str(row[0]) for row in result.rows])
+        names, following = page((str(row[0]) for row in result.rows), page_token, page_size)
+        return PartitionList(partitions=names, next_page_token=following)
 
     @routes.post(PARTITIONS)
     def add_partitions(catalog: str, database: str, table: str, body: AddPartitionsBody, request: Request, who: Acting,

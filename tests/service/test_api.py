@@ -71,7 +71,8 @@ def test_the_openapi_document_lists_every_endpoint(service: Server) -> None:
     assert set(schemas["TableChanges"]["properties"]["changes"]["items"]["discriminator"]["mapping"]) == {
         "add_columns", "rename_column", "change_column", "replace_columns", "rename", "set_properties", "unset_properties",
         "set_location"}
-    assert set(schemas["PartitionList"]["properties"]) == {"partitions"}
+    assert set(schemas["PartitionList"]["properties"]) == {"partitions", "next_page_token"}
+    assert {"where", "page_size", "page_token"} <= {p["name"] for p in paths[TABLE_ROUTE + "/partitions"]["get"]["parameters"]}
     assert set(schemas["DdlAnswer"]["properties"]) == {"result", "version"}
     dropped = paths["/v1/catalogs/{catalog}/databases/{database}"]["delete"]["parameters"]
     assert {"sync_ddl", "sync_ddl_timeout", "cascade", "if_exists"} <= {p["name"] for p in dropped}

@@ -175,6 +175,15 @@ def test_partitions_are_added_listed_dropped_and_recovered(ddl_service: Server, 
     assert server.request("GET", partitions + "?where=" + quote("h > 2")).json()["partitions"] == [
         "dt=2024-01-01/h=12", "dt=2024-01-02/h=5"]  # typed: 12 > 2
     refused(server.request("GET", partitions + "?where=" + quote("h > > 2")), 400, "SqlSyntaxError")
+    first = server.request("GET", partitions + "?page_size=3").json()  # a page at a time, in the same order
+    assert first["partitions"] == listed[:3] and first["next_page_token"]
+    rest = server.request("GET", partitions + "?page_size=3&page_token=" + quote(first["next_page_token"])).json()
+    assert rest == {"partitions": listed[3:], "next_page_token": None}
+    assert server.request("GET", partitions).json()["next_page_token"] is None  # no page_size: every name at once
+    filtered = server.request("GET", partitions + "?page_size=1&where=" + quote("h > 2")).json()
+    assert filtered["partitions"] == ["dt=2024-01-01/h=12"] and filtered["next_page_token"]
+    refused(server.request("GET", partitions + "?page_size=0"), 400, "BadRequest", "page_size")
+    refused(server.request("GET", partitions + "?page_token=bogus"), 400, "ConfigurationError", "page_token")
 
     refused(server.request("POST", partitions, {"partitions": [{"values": {"dt": "2024-01-01", "h": "2"}}]}), 409, "AlreadyExistsError")
     same = ok(server.request("POST", partitions, {"partitions": [{"values": {"dt": "2024-01-01", "h": "2"}},
