@@ -27,13 +27,13 @@ PARTITIONS = TABLE + "/partitions"
 
 class PartitionList(BaseModel):
     partitions: list[str]
-    next_page_token: str | None = None  # with page_size: the page_token of the next page (None: this was the last)
+    next_page_token: str | None = None  # with page_size: the page_token of the next page (left out after the last)
 
 
 def router(state: ServiceState) -> APIRouter:
     routes = APIRouter(route_class=ServiceRoute)
 
-    @routes.get(PARTITIONS)
+    @routes.get(PARTITIONS, response_model_exclude_none=True)  # no next_page_token: every name, or the last page
     def list_partitions(catalog: str, database: str, table: str, who: Acting,
                         where: Annotated[str | None, Query(description="a predicate on partition columns: dt >= '2024-01-01' "
                                                                        "AND h > 2 (typed comparison)")] = None,
