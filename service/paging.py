@@ -18,10 +18,11 @@ __all__ = ["page"]
 
 
 def page(names: Iterable[str], token: str | None, size: int | None,
-         *, token_name: str = "page_token") -> tuple[list[str], str | None]:
+         *, token_name: str = "page_token", in_order: bool = False) -> tuple[list[str], str | None]:
     """The names, sorted, after ``token`` (all of them, or ``size``), and the token of the next page (None: the
-    last). A token this service did not give is a ConfigurationError (400) naming ``token_name``."""
-    ordered = sorted(names)
+    last). A token this service did not give is a ConfigurationError (400) naming ``token_name``. ``in_order``:
+    the names come sorted already (SHOW PARTITIONS sorts its rows), and are not sorted again."""
+    ordered = list(names) if in_order else sorted(names)
     if token:
         try:
             after = base64.urlsafe_b64decode(token.encode("ascii")).decode("utf-8")

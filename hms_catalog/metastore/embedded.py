@@ -292,7 +292,7 @@ class EmbeddedMetastore:
         """Whether this directory's server runs, judged by its process and an answered call."""
         state = self._state.read()
         if state is None or not self._is_our_server(state["pid"]):
-            return MetastoreStatus(self.directory, running=False, database=self._remembered_database())
+            return MetastoreStatus(self.directory, running=False, database=self._remembered()[0])
         login = None
         if state["principal"] is not None and state["keytab"] is not None:
             secure = MetastoreKerberos(state["principal"], Path(state["keytab"]))
@@ -342,9 +342,6 @@ class EmbeddedMetastore:
         except ConfigurationError:
             return mask_database_url(remembered), None
         return parsed.describe(), parsed
-
-    def _remembered_database(self) -> str:
-        return self._remembered()[0]
 
     def _choose_port(self) -> int:
         """The port to listen on (see the class); MetastorePortInUse when it is taken."""

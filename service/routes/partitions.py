@@ -46,7 +46,7 @@ def router(state: ServiceState) -> APIRouter:
         statement = ast_ddl.ShowPartitions(ast.TableName(catalog, database, table),
                                            where=None if where is None else parse_expression(where))
         result = state.session(who).execute(statement)
-        names, following = page((str(row[0]) for row in result.rows), page_token, page_size)
+        names, following = page((str(row[0]) for row in result.rows), page_token, page_size, in_order=True)
         return PartitionList(partitions=names, next_page_token=following)
 
     @routes.post(PARTITIONS)
